@@ -1,0 +1,26 @@
+# c2flow: the two set-up commands are `make demo` and `make test`.
+GO ?= go
+BIN := bin
+
+.PHONY: build demo test vet bench clean
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+demo: build
+	$(BIN)/c2flow seal --profile 32KiB --sectors 1 --out .c2flow/demo
+	$(BIN)/c2flow prove --c1 .c2flow/demo/1.c1.json
+
+# Unit and integration tests. Proving keys made by the tests' development
+# setups are cached under .c2flow/params so packages share them.
+test:
+	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -count=1 -timeout 30m ./...
+
+vet:
+	gofmt -l . | (! grep .) && $(GO) vet ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./prover/
+
+clean:
+	rm -rf $(BIN) .c2flow

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
+)
+
+func runCircuit(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: c2flow circuit info|setup --profile P")
+	}
+	sub, args := args[0], args[1:]
+	fs := newFlags("circuit " + sub)
+	profile := fs.String("profile", "32KiB", "profile: "+fmt.Sprint(porep.ProfileNames()))
+	dir := fs.String("params", defaultParamsDir(), "local parameter cache")
+	var lf logFlags
+	lf.add(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p, err := porep.LookupProfile(*profile)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "info":
+		return circuitInfo(p)
+	case "setup":
+		log, err := lf.logger()
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		k, err := params.Load(ctx, params.DirStore{Root: *dir}, p, log)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("profile %s digest %s: keys ready in %v under %s/%s\n", p.Name, k.Digest, time.Since(t0).Round(time.Millisecond), *dir, k.Prefix())
+		fmt.Println("WARNING: keys from groth16.Setup are a single-party DEVELOPMENT setup; never use them for real sectors.")
+		return nil
+	}
+	return fmt.Errorf("unknown circuit subcommand %q (info or setup)", sub)
+}
+
+func circuitInfo(p porep.Profile) error {
+	t0 := time.Now()
+	ccs, digest, err := params.Compile(p)
+	if err != nil {
+		return err
+	}
+	compile := time.Since(t0)
+	nc := ccs.GetNbConstraints()
+	wires := ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables() + ccs.GetNbInternalVariables()
+	domain := 1
+	for domain < nc {
+		domain <<= 1
+	}
+	// The solver holds the wires and a, b, c (one element per constraint
+	// each), 32 bytes an element.
+	synth := uint64(wires+3*nc) * 32
+	// Upper bound of the raw proving key: A, B in G1 and B in G2 per wire,
+	// K per private wire, Z per domain point; 96 bytes a raw G1 point, 192 a G2.
+	private := wires - ccs.GetNbPublicVariables()
+	pk := uint64(2*wires+private+domain)*96 + uint64(wires)*192
+
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "profile\t%s (%s)\n", p.Name, p.Note)
+	fmt.Fprintf(w, "sector\t%s, %d nodes, %d layers, binary trees of depth %d\n", human(p.SectorBytes()), p.Nodes(), p.Layers, p.Depth)
+	fmt.Fprintf(w, "partitions\t%d x %d challenges\n", p.Partitions, p.Challenges)
+	fmt.Fprintf(w, "circuit digest\t%s\n", digest)
+	fmt.Fprintf(w, "constraints / partition\t%d (FFT domain 2^%d)\n", nc, log2(domain))
+	fmt.Fprintf(w, "wires\t%d (public %d incl. the constant one, secret %d, internal %d)\n", wires, ccs.GetNbPublicVariables(), ccs.GetNbSecretVariables(), ccs.GetNbInternalVariables())
+	fmt.Fprintf(w, "public inputs\t%d\n", ccs.GetNbPublicVariables()-1)
+	fmt.Fprintf(w, "synthesis memory\t%s per partition ((wires + 3 x constraints) x 32 B)\n", human(synth))
+	fmt.Fprintf(w, "proving key (raw)\t<= %s\n", human(pk))
+	fmt.Fprintf(w, "compile time\t%v\n", compile.Round(time.Millisecond))
+	return w.Flush()
+}
+
+func log2(n int) int {
+	k := 0
+	for 1<<k < n {
+		k++
+	}
+	return k
+}
+
+func human(b uint64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := uint64(unit), 0
+	for n := b / unit; n >= unit; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}

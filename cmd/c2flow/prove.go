@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/c2flow/c2flow/bench"
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/prover"
+)
+
+// proverFlags are the flags of commands that prove in this process.
+type proverFlags struct {
+	params  string
+	devices int
+	earlyG2 bool
+	logFlags
+}
+
+func (f *proverFlags) add(fs interface {
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+	BoolVar(*bool, string, bool, string)
+}) {
+	fs.StringVar(&f.params, "params", defaultParamsDir(), "local parameter cache (keys are made by a development setup on first use)")
+	fs.IntVar(&f.devices, "cpu-devices", 1, "CPU pseudo-devices sharing this host's cores")
+	fs.BoolVar(&f.earlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
+}
+
+func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prover, *gpu.Slots, error) {
+	log, err := f.logger()
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, err := params.Load(ctx, params.DirStore{Root: f.params}, p, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, err := prover.New(keys, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr.EarlyG2 = f.earlyG2
+	slots, err := gpu.CPUSlots(f.devices, 0)
+	return pr, slots, err
+}
+
+func readC1(path string) (*porep.C1, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c1, err := porep.DecodeC1(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := c1.Verify(porep.NewHasher()); err != nil {
+		return nil, fmt.Errorf("%s: c1 does not verify: %w", path, err)
+	}
+	return c1, nil
+}
+
+func runProve(ctx context.Context, args []string) error {
+	fs := newFlags("prove")
+	in := fs.String("c1", "", "C1 file (JSON)")
+	out := fs.String("out", "", "C2 output file (default: <c1 without .c1.json>.c2)")
+	var pf proverFlags
+	pf.add(fs)
+	pf.logFlags.add(fs)
+	pf.level = "warn"
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *in == "" {
+		return fmt.Errorf("prove: --c1 is required")
+	}
+	c1, err := readC1(*in)
+	if err != nil {
+		return err
+	}
+	pr, slots, err := pf.prover(ctx, c1.Profile)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	c2, _, err := pr.ProveSector(ctx, slots, c1, func(t prover.PartitionTimes) {
+		fmt.Fprintf(os.Stderr, "partition %s: synth %v, device %v, finalize %v (verified)\n",
+			t.Partition, t.Synth.Round(time.Millisecond), t.Device.Round(time.Millisecond), t.Finalize.Round(time.Millisecond))
+	})
+	if err != nil {
+		return err
+	}
+	b, err := c2.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		*out = trimSuffix(*in, ".c1.json") + ".c2"
+	}
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		return err
+	}
+	el := time.Since(t0)
+	fmt.Printf("sector %d: %d partitions proved and verified in %v (%.2f s/partition) -> %s (%d bytes)\n",
+		c1.SectorID, len(c2.Proofs), el.Round(time.Millisecond), el.Seconds()/float64(len(c2.Proofs)), *out, len(b))
+	return nil
+}
+
+func trimSuffix(s, suf string) string {
+	if len(s) > len(suf) && s[len(s)-len(suf):] == suf {
+		return s[:len(s)-len(suf)]
+	}
+	return s
+}
+
+func runBench(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] != "prover" {
+		return fmt.Errorf("usage: c2flow bench prover --profile P --runs N")
+	}
+	fs := newFlags("bench prover")
+	profile := fs.String("profile", "32KiB", "profile")
+	runs := fs.Int("runs", 3, "alternating runs of each prover")
+	var pf proverFlags
+	pf.add(fs)
+	pf.logFlags.add(fs)
+	pf.level = "warn"
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	p, err := porep.LookupProfile(*profile)
+	if err != nil {
+		return err
+	}
+	pr, slots, err := pf.prover(ctx, p)
+	if err != nil {
+		return err
+	}
+	s, err := porep.Seal(p, TestSectorInfo(1))
+	if err != nil {
+		return err
+	}
+	rep, err := bench.ProverBench(ctx, pr, slots, s.C1(), *runs)
+	if err != nil {
+		return err
+	}
+	rep.Print(os.Stdout)
+	return nil
+}

@@ -1,0 +1,185 @@
+// Package params compiles a profile's partition circuit and provides its
+// Groth16 keys, from a Store (local directory, S3) or from a development
+// setup the first time a circuit digest is seen.
+//
+// The setup is gnark's single-party groth16.Setup: its toxic waste is known
+// to the machine that ran it. It is for development and tests only; a
+// production deployment loads keys from a multi-party ceremony.
+package params
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/backend/groth16"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+	csbls "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/porep/circuit"
+)
+
+// ErrNotFound is returned by a Store for a key it does not hold.
+var ErrNotFound = errors.New("not found")
+
+// Store holds parameter files by key. Put must be atomic: a reader never
+// sees a partly written object.
+type Store interface {
+	Open(ctx context.Context, key string) (io.ReadCloser, error)
+	Put(ctx context.Context, key string, write func(io.Writer) error) error
+}
+
+// Keys is a compiled partition circuit with its proving and verifying keys.
+type Keys struct {
+	Profile porep.Profile
+	Digest  string // hex SHA-256 prefix of the serialized R1CS
+	CCS     *csbls.R1CS
+	PK      *groth16bls.ProvingKey
+	VK      *groth16bls.VerifyingKey
+}
+
+// Prefix is the key prefix of the profile's parameters: params/<profile>/<digest>/.
+func (k *Keys) Prefix() string { return Prefix(k.Profile.Name, k.Digest) }
+
+// Prefix returns params/<profile>/<digest>/.
+func Prefix(profile, digest string) string { return "params/" + profile + "/" + digest + "/" }
+
+// Compile builds the R1CS of a profile's partition circuit and its digest.
+func Compile(p porep.Profile) (*csbls.R1CS, string, error) {
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, circuit.New(p))
+	if err != nil {
+		return nil, "", fmt.Errorf("compile %s circuit: %w", p.Name, err)
+	}
+	h := sha256.New()
+	if _, err := ccs.WriteTo(h); err != nil {
+		return nil, "", fmt.Errorf("digest %s circuit: %w", p.Name, err)
+	}
+	return ccs.(*csbls.R1CS), hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// Load returns the profile's keys (log may be nil): compiled here, keys read from the store
+// when it has them for this circuit digest, else made by a development setup
+// and written to the store so the next run reuses them.
+func Load(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (*Keys, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t0 := time.Now()
+	ccs, digest, err := Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	k := &Keys{Profile: p, Digest: digest, CCS: ccs, PK: new(groth16bls.ProvingKey), VK: new(groth16bls.VerifyingKey)}
+	log = log.With("profile", p.Name, "digest", digest, "constraints", ccs.GetNbConstraints())
+	log.Debug("circuit compiled", "ms", time.Since(t0).Milliseconds())
+
+	err = k.read(ctx, store)
+	if err == nil {
+		log.Info("proving keys loaded", "ms", time.Since(t0).Milliseconds())
+		return k, nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	log.Warn("no keys for this circuit: running groth16.Setup, a SINGLE-PARTY DEVELOPMENT SETUP whose keys must never secure real sectors")
+	t1 := time.Now()
+	pk, vk, err := groth16.Setup(ccs)
+	if err != nil {
+		return nil, fmt.Errorf("groth16 setup %s: %w", p.Name, err)
+	}
+	k.PK, k.VK = pk.(*groth16bls.ProvingKey), vk.(*groth16bls.VerifyingKey)
+	log.Info("development setup done", "setup_ms", time.Since(t1).Milliseconds())
+	if err := k.write(ctx, store); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (k *Keys) read(ctx context.Context, store Store) error {
+	for _, f := range []struct {
+		name string
+		read func(io.Reader) error
+	}{
+		{"vk", func(r io.Reader) error { _, err := k.VK.UnsafeReadFrom(r); return err }},
+		{"pk", func(r io.Reader) error { _, err := k.PK.UnsafeReadFrom(r); return err }},
+	} {
+		rc, err := store.Open(ctx, k.Prefix()+f.name)
+		if err != nil {
+			return fmt.Errorf("open %s%s: %w", k.Prefix(), f.name, err)
+		}
+		err = f.read(rc)
+		cerr := rc.Close()
+		if err != nil {
+			return fmt.Errorf("decode %s%s: %w", k.Prefix(), f.name, err)
+		}
+		if cerr != nil {
+			return fmt.Errorf("read %s%s: %w", k.Prefix(), f.name, cerr)
+		}
+	}
+	return nil
+}
+
+func (k *Keys) write(ctx context.Context, store Store) error {
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		// vk last: its presence marks a complete set.
+		{"r1cs", func(w io.Writer) error { _, err := k.CCS.WriteTo(w); return err }},
+		{"pk", func(w io.Writer) error { _, err := k.PK.WriteRawTo(w); return err }},
+		{"vk", func(w io.Writer) error { _, err := k.VK.WriteRawTo(w); return err }},
+	} {
+		if err := store.Put(ctx, k.Prefix()+f.name, f.write); err != nil {
+			return fmt.Errorf("store %s%s: %w", k.Prefix(), f.name, err)
+		}
+	}
+	return nil
+}
+
+// DirStore is a Store in a local directory: the param cache of a worker.
+type DirStore struct{ Root string }
+
+// Open implements Store.
+func (d DirStore) Open(_ context.Context, key string) (io.ReadCloser, error) {
+	f, err := os.Open(filepath.Join(d.Root, filepath.FromSlash(key)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", key, ErrNotFound)
+	}
+	return f, err
+}
+
+// Put implements Store with a temporary file renamed into place.
+func (d DirStore) Put(_ context.Context, key string, write func(io.Writer) error) error {
+	dst := filepath.Join(d.Root, filepath.FromSlash(key))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(dst), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), dst)
+}

@@ -1,0 +1,366 @@
+// Package prover synthesizes partition witnesses and proves them with a
+// Groth16 prover split in two, after SupraSeal/cuzk's prove_start and
+// prove_finish:
+//
+//   - Start, the device phase, holds one device slot: H from a, b, c by
+//     NTTs (a, b, c are freed as soon as H exists), then the G1 MSMs
+//     (A, B in G1, K, H). None of it depends on the proof's randomness.
+//   - Finish, on the CPU with no slot held: the B-in-G2 MSM and the proof
+//     assembly with fresh r, s from crypto/rand.
+//
+// A device is therefore free for the next partition while the CPU finishes
+// the last. The arithmetic is gnark v0.14.0's BLS12-381 prover
+// (backend/groth16/bls12-381/prove.go) rearranged; its proofs are gnark
+// proofs and gnark's verifier checks them.
+package prover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"runtime"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+	csbls "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/porep/circuit"
+)
+
+// Prover proves partitions of one profile with its keys.
+type Prover struct {
+	Keys *params.Keys
+	Log  *slog.Logger
+	// EarlyG2 starts the B-in-G2 MSM on the CPU when the device phase
+	// starts, overlapping it; Finish then only assembles. On a host whose
+	// CPU also runs the device phase (the CPU backend) the two compete.
+	EarlyG2 bool
+	// FinalizeTasks bounds the goroutines of the CPU finalize (0: all cores).
+	FinalizeTasks int
+}
+
+// New returns a prover over keys; log may be nil.
+func New(keys *params.Keys, log *slog.Logger) (*Prover, error) {
+	if len(keys.PK.CommitmentKeys) != 0 {
+		return nil, errors.New("prover: circuits with BSB22 commitments are not supported by the split prover")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Prover{Keys: keys, Log: log}, nil
+}
+
+// Solution is a synthesized partition: the wire vector and the a, b, c
+// evaluation vectors. It is the big memory of the pipeline.
+type Solution struct {
+	Partition string // "<sector>/<k>", the id in log lines
+	W         []fr.Element
+	A, B, C   []fr.Element
+	SynthTime time.Duration
+}
+
+// Bytes is the memory the solution holds.
+func (s *Solution) Bytes() int64 {
+	return int64(cap(s.W)+cap(s.A)+cap(s.B)+cap(s.C)) * fr.Bytes
+}
+
+// PartitionID names partition k of a sector in logs and handles.
+func PartitionID(sectorID uint64, k int) string { return fmt.Sprintf("%d/%d", sectorID, k) }
+
+// Synthesize solves partition k of a C1 into its witness. The C1 must have
+// been checked (porep.C1.Verify); an unsatisfiable circuit is an error.
+func (p *Prover) Synthesize(ctx context.Context, c1 *porep.C1, k int) (*Solution, error) {
+	if k < 0 || k >= len(c1.Partitions) {
+		return nil, fmt.Errorf("synthesize: partition %d of %d", k, len(c1.Partitions))
+	}
+	if c1.Profile.Name != p.Keys.Profile.Name {
+		return nil, fmt.Errorf("synthesize: C1 of profile %s, keys of %s", c1.Profile.Name, p.Keys.Profile.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	id := PartitionID(c1.SectorID, k)
+	t0 := time.Now()
+	w, err := frontend.NewWitness(circuit.Assignment(c1.Statement(), c1.CommC, c1.CommRLast, c1.Partitions[k]), ecc.BLS12_381.ScalarField())
+	if err != nil {
+		return nil, fmt.Errorf("synthesize %s: witness: %w", id, err)
+	}
+	res, err := p.Keys.CCS.Solve(w)
+	if err != nil {
+		return nil, fmt.Errorf("synthesize %s: %w", id, err)
+	}
+	sol := res.(*csbls.R1CSSolution)
+	s := &Solution{Partition: id, W: sol.W, A: sol.A, B: sol.B, C: sol.C, SynthTime: time.Since(t0)}
+	p.Log.Info("SYNTH_END", "partition", id, "bytes", s.Bytes(), "synth_ms", s.SynthTime.Milliseconds())
+	return s, ctx.Err()
+}
+
+// Partial is the device phase's result: the G1 MSMs without the proof's
+// randomness, and the wire values the B-in-G2 MSM needs.
+type Partial struct {
+	Partition  string
+	Device     string
+	DeviceTime time.Duration // slot held
+	QueueTime  time.Duration // waited for a slot
+	NTTTime    time.Duration
+	MSMTime    time.Duration
+
+	ar, bs1, krs, h curve.G1Jac
+	wireB           []fr.Element
+	g2              chan g2Result // set when the G2 MSM started early
+	g2Time          time.Duration
+}
+
+// G2Time is the B-in-G2 MSM's duration, known once Finish has run.
+func (pt *Partial) G2Time() time.Duration { return pt.g2Time }
+
+type g2Result struct {
+	bs  curve.G2Jac
+	dur time.Duration
+	err error
+}
+
+// Bytes is the memory the partial holds (the filtered B wires).
+func (pt *Partial) Bytes() int64 { return int64(cap(pt.wireB)) * fr.Bytes }
+
+// Start runs the device phase of a solution on a device from slots,
+// holding the slot for exactly this phase. It consumes sol: a, b, c are
+// released once H is computed, and the solution must not be reused.
+func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*Partial, error) {
+	pk := p.Keys.PK
+	if sol.A == nil {
+		return nil, fmt.Errorf("device phase %s: solution already consumed", sol.Partition)
+	}
+	pt := &Partial{Partition: sol.Partition}
+	wire := sol.W
+	pt.wireB = filter(wire, pk.InfinityB, pk.NbInfinityB)
+	if p.EarlyG2 {
+		pt.g2 = make(chan g2Result, 1)
+		go func() { pt.g2 <- p.g2MSM(pt.wireB) }()
+	}
+
+	tq := time.Now()
+	dev, err := slots.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("device phase %s: waiting for a device: %w", sol.Partition, err)
+	}
+	defer slots.Release(dev)
+	pt.QueueTime, pt.Device = time.Since(tq), dev.Name()
+	held := sol.Bytes()
+	p.Log.Info("GPU_START", "partition", sol.Partition, "device", dev.Name(), "bytes", held, "queue_ms", pt.QueueTime.Milliseconds())
+	t0 := time.Now()
+
+	h, err := computeH(ctx, dev, sol, pk)
+	if err != nil {
+		return nil, fmt.Errorf("device phase %s: H: %w", sol.Partition, err)
+	}
+	pt.NTTTime = time.Since(t0)
+	t1 := time.Now()
+	wireA := filter(wire, pk.InfinityA, pk.NbInfinityA)
+	sizeH := int(pk.Domain.Cardinality - 1) // deg(H) = n-2
+	nbPublic := p.Keys.CCS.GetNbPublicVariables()
+	for _, m := range []struct {
+		dst     *curve.G1Jac
+		points  []curve.G1Affine
+		scalars []fr.Element
+	}{
+		{&pt.ar, pk.G1.A, wireA},
+		{&pt.bs1, pk.G1.B, pt.wireB},
+		{&pt.krs, pk.G1.K, wire[nbPublic:]},
+		{&pt.h, pk.G1.Z, h[:sizeH]},
+	} {
+		if *m.dst, err = dev.MSMG1(ctx, m.points, m.scalars); err != nil {
+			return nil, fmt.Errorf("device phase %s: %w", sol.Partition, err)
+		}
+	}
+	pt.MSMTime = time.Since(t1)
+	pt.DeviceTime = time.Since(t0)
+	sol.W = nil // the partial keeps only the filtered B wires
+	p.Log.Info("GPU_END", "partition", sol.Partition, "device", dev.Name(), "bytes", pt.Bytes(),
+		"ntt_ms", pt.NTTTime.Milliseconds(), "msm_ms", pt.MSMTime.Milliseconds(), "gpu_ms", pt.DeviceTime.Milliseconds())
+	return pt, nil
+}
+
+// computeH is gnark's computeH on a device: H = (A*B - C)/Z on the coset,
+// brought back by an inverse coset NTT. It reuses a's buffer for H and
+// drops a, b, c from the solution.
+func computeH(ctx context.Context, dev gpu.Backend, sol *Solution, pk *groth16bls.ProvingKey) ([]fr.Element, error) {
+	d := &pk.Domain
+	n := int(d.Cardinality)
+	pad := func(v []fr.Element) []fr.Element {
+		if cap(v) >= n {
+			v = v[:n]
+			clear(v[len(sol.A):])
+			return v
+		}
+		out := make([]fr.Element, n)
+		copy(out, v)
+		return out
+	}
+	a, b, c := pad(sol.A), pad(sol.B), pad(sol.C)
+	sol.A, sol.B, sol.C = nil, nil, nil
+	for _, v := range [][]fr.Element{a, b, c} {
+		if err := dev.INTT(ctx, d, v, false); err != nil {
+			return nil, err
+		}
+		if err := dev.NTT(ctx, d, v, true); err != nil {
+			return nil, err
+		}
+	}
+	var den, one fr.Element
+	one.SetOne()
+	den.Exp(d.FrMultiplicativeGen, big.NewInt(int64(d.Cardinality)))
+	den.Sub(&den, &one).Inverse(&den)
+	parallel(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			a[i].Mul(&a[i], &b[i]).Sub(&a[i], &c[i]).Mul(&a[i], &den)
+		}
+	})
+	b, c = nil, nil
+	if err := dev.INTT(ctx, d, a, true); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (p *Prover) g2MSM(wireB []fr.Element) g2Result {
+	t0 := time.Now()
+	var bs curve.G2Jac
+	tasks := p.FinalizeTasks
+	if tasks <= 0 {
+		tasks = runtime.NumCPU()
+	}
+	_, err := bs.MultiExp(p.Keys.PK.G2.B, wireB, ecc.MultiExpConfig{NbTasks: tasks})
+	return g2Result{bs: bs, dur: time.Since(t0), err: err}
+}
+
+// Finish is the CPU finalize: the B-in-G2 MSM (unless it ran early) and the
+// proof assembly with fresh r, s. It holds no device slot.
+func (p *Prover) Finish(ctx context.Context, pt *Partial) (*groth16bls.Proof, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	pk := p.Keys.PK
+	t0 := time.Now()
+	var g2 g2Result
+	if pt.g2 != nil {
+		select {
+		case g2 = <-pt.g2:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+	} else {
+		g2 = p.g2MSM(pt.wireB)
+	}
+	if g2.err != nil {
+		return nil, 0, fmt.Errorf("finalize %s: msm g2: %w", pt.Partition, g2.err)
+	}
+
+	var r, s, kr fr.Element
+	if _, err := r.SetRandom(); err != nil {
+		return nil, 0, fmt.Errorf("finalize %s: random r: %w", pt.Partition, err)
+	}
+	if _, err := s.SetRandom(); err != nil {
+		return nil, 0, fmt.Errorf("finalize %s: random s: %w", pt.Partition, err)
+	}
+	kr.Mul(&r, &s).Neg(&kr)
+	var rb, sb big.Int
+	r.BigInt(&rb)
+	s.BigInt(&sb)
+	deltas := curve.BatchScalarMultiplicationG1(&pk.G1.Delta, []fr.Element{r, s, kr})
+
+	proof := &groth16bls.Proof{}
+	ar := pt.ar
+	ar.AddMixed(&pk.G1.Alpha)
+	ar.AddMixed(&deltas[0])
+	proof.Ar.FromJacobian(&ar)
+
+	bs1 := pt.bs1
+	bs1.AddMixed(&pk.G1.Beta)
+	bs1.AddMixed(&deltas[1])
+
+	bs := g2.bs
+	var deltaS curve.G2Jac
+	deltaS.FromAffine(&pk.G2.Delta)
+	deltaS.ScalarMultiplication(&deltaS, &sb)
+	bs.AddAssign(&deltaS)
+	bs.AddMixed(&pk.G2.Beta)
+	proof.Bs.FromJacobian(&bs)
+
+	krs := pt.krs
+	krs.AddMixed(&deltas[2])
+	krs.AddAssign(&pt.h)
+	var p1 curve.G1Jac
+	p1.ScalarMultiplication(&ar, &sb)
+	krs.AddAssign(&p1)
+	p1.ScalarMultiplication(&bs1, &rb)
+	krs.AddAssign(&p1)
+	proof.Krs.FromJacobian(&krs)
+
+	pt.wireB, pt.g2Time = nil, g2.dur
+	d := time.Since(t0)
+	p.Log.Info("FINALIZE_END", "partition", pt.Partition, "g2_ms", g2.dur.Milliseconds(), "early_g2", pt.g2 != nil, "bytes", 0, "finalize_ms", d.Milliseconds())
+	return proof, d, nil
+}
+
+// PublicWitness is the public input vector of partition k, derived from the
+// statement alone.
+func PublicWitness(st porep.Statement, k int) (fr.Vector, error) {
+	w, err := frontend.NewWitness(circuit.PublicAssignment(st, k), ecc.BLS12_381.ScalarField(), frontend.PublicOnly())
+	if err != nil {
+		return nil, fmt.Errorf("public witness: %w", err)
+	}
+	return w.Vector().(fr.Vector), nil
+}
+
+// Verify checks a partition proof with gnark's verifier against the
+// verifying key and the statement.
+func Verify(vk *groth16bls.VerifyingKey, st porep.Statement, k int, proof *groth16bls.Proof) error {
+	pub, err := PublicWitness(st, k)
+	if err != nil {
+		return err
+	}
+	if err := groth16bls.Verify(proof, vk, pub); err != nil {
+		return fmt.Errorf("partition %d: proof rejected: %w", k, err)
+	}
+	return nil
+}
+
+// filter drops the wires whose proving-key point is at infinity, as gnark's
+// prover does before each MSM.
+func filter(wire []fr.Element, inf []bool, nbInf uint64) []fr.Element {
+	out := make([]fr.Element, len(wire)-int(nbInf))
+	for i, j := 0, 0; j < len(out); i++ {
+		if inf[i] {
+			continue
+		}
+		out[j] = wire[i]
+		j++
+	}
+	return out
+}
+
+func parallel(n int, f func(lo, hi int)) {
+	k := runtime.NumCPU()
+	if n < 1<<12 || k == 1 {
+		f(0, n)
+		return
+	}
+	done := make(chan struct{}, k)
+	chunk := (n + k - 1) / k
+	for lo := 0; lo < n; lo += chunk {
+		go func(lo int) { f(lo, min(lo+chunk, n)); done <- struct{}{} }(lo)
+	}
+	for lo := 0; lo < n; lo += chunk {
+		<-done
+	}
+}

@@ -1,0 +1,161 @@
+package prover_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/prover"
+)
+
+func newProver(t testing.TB, profile string) *prover.Prover {
+	t.Helper()
+	p, err := prover.New(paramstest.Keys(t, profile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func cpuSlots(t testing.TB, n int) *gpu.Slots {
+	s, err := gpu.CPUSlots(n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSplitProofsVerify(t *testing.T) {
+	for _, tc := range []struct {
+		profile string
+		earlyG2 bool
+	}{{"2KiB", false}, {"2KiB", true}, {"32KiB", false}, {"32KiB", true}} {
+		p := newProver(t, tc.profile)
+		p.EarlyG2 = tc.earlyG2
+		c1 := poreptest.Sector(t, tc.profile, 11).C1()
+		c2, times, err := p.ProveSector(context.Background(), cpuSlots(t, 1), c1, nil)
+		if err != nil {
+			t.Fatalf("%s early_g2=%v: %v", tc.profile, tc.earlyG2, err)
+		}
+		if len(times) != c1.Profile.Partitions {
+			t.Fatalf("got %d partition timings", len(times))
+		}
+		b, err := c2.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := prover.UnmarshalC2(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := prover.VerifyC2(p.Keys.VK, c1.Statement(), back); err != nil {
+			t.Fatalf("decoded C2 rejected: %v", err)
+		}
+		other := poreptest.Sector(t, tc.profile, 12).C1()
+		if prover.VerifyC2(p.Keys.VK, other.Statement(), back) == nil {
+			t.Fatal("C2 of sector 11 verified for sector 12")
+		}
+	}
+}
+
+func prove(t *testing.T, p *prover.Prover, id uint64, tamper func(*prover.Partial)) error {
+	t.Helper()
+	c1 := poreptest.Sector(t, p.Keys.Profile.Name, id).C1()
+	ctx := context.Background()
+	sol, err := p.Synthesize(ctx, c1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := p.Start(ctx, cpuSlots(t, 1), sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tamper != nil {
+		tamper(pt)
+	}
+	proof, _, err := p.Finish(ctx, pt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prover.Verify(p.Keys.VK, c1.Statement(), 0, proof)
+}
+
+func TestTamperedPartialFailsVerification(t *testing.T) {
+	p := newProver(t, "2KiB")
+	if err := prove(t, p, 1, nil); err != nil {
+		t.Fatalf("untampered: %v", err)
+	}
+	for name, f := range map[string]func(*prover.Partial){
+		"ar":  func(pt *prover.Partial) { prover.TamperPartial(pt, "ar") },
+		"h":   func(pt *prover.Partial) { prover.TamperPartial(pt, "h") },
+		"krs": func(pt *prover.Partial) { prover.TamperPartial(pt, "krs") },
+		"b":   func(pt *prover.Partial) { prover.TamperPartial(pt, "wireB") },
+	} {
+		if prove(t, p, 1, f) == nil {
+			t.Errorf("partial with tampered %s verified", name)
+		}
+	}
+}
+
+func TestWrongProvingKeyFailsVerification(t *testing.T) {
+	good := newProver(t, "2KiB")
+	pk := *good.Keys.PK // shallow copy: replace one base of K
+	pk.G1.K = append([]curve.G1Affine(nil), pk.G1.K...)
+	pk.G1.K[len(pk.G1.K)/2].Double(&pk.G1.K[len(pk.G1.K)/2])
+	keys := *good.Keys
+	keys.PK = &pk
+	bad, err := prover.New(&keys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prove(t, bad, 2, nil) == nil {
+		t.Fatal("proof from a wrong proving key verified")
+	}
+}
+
+func TestSolutionBytesMatchesHeap(t *testing.T) {
+	p := newProver(t, "32KiB")
+	c1 := poreptest.Sector(t, "32KiB", 3).C1()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	sol, err := p.Synthesize(context.Background(), c1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grew := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	ratio := float64(sol.Bytes()) / float64(grew)
+	t.Logf("Solution.Bytes()=%d heap growth=%d ratio=%.3f", sol.Bytes(), grew, ratio)
+	if ratio < 0.8 || ratio > 1.2 {
+		t.Fatalf("Solution.Bytes()=%d, heap grew %d bytes: off by more than 20%%", sol.Bytes(), grew)
+	}
+	runtime.KeepAlive(sol)
+}
+
+func TestC2RejectsGarbage(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"bad magic": []byte("C2FLOW\x00\x02\x04test\x00\x00"),
+		"short":     append([]byte("C2FLOW\x00\x01\x04test\x00\x01"), make([]byte, 10)...),
+		"not on curve": append([]byte("C2FLOW\x00\x01\x04test\x00\x01"), func() []byte {
+			b := make([]byte, prover.ProofBytes)
+			for i := range b {
+				b[i] = 0x5a
+			}
+			return b
+		}()...),
+	} {
+		if _, err := prover.UnmarshalC2(b); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	var _ *groth16bls.Proof
+}
