@@ -1,0 +1,382 @@
+// Package storage keeps c2flow's artifacts in S3 or any S3-compatible
+// server, through aws-sdk-go-v2.
+//
+// Layout under the configured bucket and prefix:
+//
+//	c1/<sector-id>.json                      C1 artifact (JSON)
+//	c2/<sector-id>.proof                     C2 proof (prover.C2 encoding)
+//	c2/<sector-id>.json                      C2 manifest (profile, partitions, vk digest, timings, sha256)
+//	params/<profile>/<circuit-digest>/pk     proving key (gnark raw encoding)
+//	params/<profile>/<circuit-digest>/vk     verifying key
+//	params/<profile>/<circuit-digest>/r1cs   constraint system
+//
+// Every object carries its SHA-256 in the x-amz-meta-sha256 metadata and,
+// for single-part uploads, as the S3 SHA-256 checksum, so the server rejects
+// a corrupted upload; reads recompute it and a mismatch is ErrChecksum,
+// never silently used. C2 writes are conditional (If-None-Match: *): a
+// retried activity never replaces a stored proof.
+package storage
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
+	tmtypes "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+)
+
+// Errors callers branch on.
+var (
+	ErrNotFound = errors.New("object not found")
+	ErrChecksum = errors.New("sha-256 mismatch: object is corrupt")
+	ErrExists   = errors.New("a different object already exists under this key")
+	ErrAuth     = errors.New("S3 rejected the credentials")
+	ErrNoBucket = errors.New("bucket does not exist")
+)
+
+// Config says where the objects live.
+type Config struct {
+	Endpoint  string // empty: AWS's endpoint for Region
+	Region    string
+	Bucket    string
+	Prefix    string // prepended to every key, e.g. "c2flow/"
+	AccessKey string // empty: the standard AWS credential chain
+	SecretKey string
+	PathStyle bool // needed by most S3-compatible servers
+	// MaxAttempts per request (0: 10), with exponential backoff capped at
+	// MaxBackoff (0: 2s): enough to ride out a server restart of seconds.
+	MaxAttempts int
+	MaxBackoff  time.Duration
+	// PartSize of multipart transfers (0: 16 MiB).
+	PartSize int64
+}
+
+// Store is an S3 bucket holding c2flow's artifacts.
+type Store struct {
+	cfg Config
+	s3  *s3.Client
+	tm  *transfermanager.Client
+}
+
+const metaSHA = "sha256"
+
+// Open returns a store over cfg; it does not contact the server.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Bucket == "" {
+		return nil, errors.New("storage: bucket is required")
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = 10
+	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = 2 * time.Second
+	}
+	if cfg.PartSize == 0 {
+		cfg.PartSize = 16 << 20
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithRegion(cfg.Region),
+		// A buildable client, not a plain *http.Client: with AWS_CA_BUNDLE
+		// set, LoadDefaultConfig needs to adjust its transport.
+		config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+			t.MaxIdleConnsPerHost = 64
+		})),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = cfg.MaxAttempts
+				o.MaxBackoff = cfg.MaxBackoff
+				o.RateLimiter = ratelimit.None // a restart fails many requests at once; do not run out of retry tokens
+			})
+		}),
+	}
+	if cfg.AccessKey != "" {
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKey, cfg.SecretKey, "")))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: aws config: %w", err)
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.UsePathStyle = cfg.PathStyle
+	})
+	tm := transfermanager.New(client, func(o *transfermanager.Options) {
+		o.PartSizeBytes = cfg.PartSize
+		o.MultipartUploadThreshold = cfg.PartSize
+		o.Concurrency = 4
+	})
+	return &Store{cfg: cfg, s3: client, tm: tm}, nil
+}
+
+// Config returns the store's configuration.
+func (s *Store) Config() Config { return s.cfg }
+
+func (s *Store) key(k string) string { return s.cfg.Prefix + k }
+
+// EnsureBucket creates the bucket if it does not exist.
+func (s *Store) EnsureBucket(ctx context.Context) error {
+	_, err := s.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.cfg.Bucket})
+	if err == nil {
+		return nil
+	}
+	if err := s.classify("head bucket", "", err); !errors.Is(err, ErrNoBucket) && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	_, err = s.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &s.cfg.Bucket})
+	var owned *types.BucketAlreadyOwnedByYou
+	if err != nil && !errors.As(err, &owned) {
+		return s.classify("create bucket", "", err)
+	}
+	return nil
+}
+
+// classify turns SDK errors into the package's errors with a message that
+// says what to fix.
+func (s *Store) classify(op, key string, err error) error {
+	var nsk *types.NoSuchKey
+	var nf *types.NotFound
+	var nsb *types.NoSuchBucket
+	where := fmt.Sprintf("s3 %s %s/%s", op, s.cfg.Bucket, s.key(key))
+	var ae smithy.APIError
+	switch {
+	case errors.As(err, &nsb):
+		return fmt.Errorf("%s: %w (%s at %s)", where, ErrNoBucket, s.cfg.Bucket, s.endpoint())
+	case errors.As(err, &nsk), errors.As(err, &nf):
+		return fmt.Errorf("%s: %w", where, ErrNotFound)
+	case errors.As(err, &ae):
+		switch ae.ErrorCode() {
+		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken", "Forbidden":
+			return fmt.Errorf("%s: %w (%s: check the access key and secret for %s)", where, ErrAuth, ae.ErrorCode(), s.endpoint())
+		case "NoSuchBucket":
+			return fmt.Errorf("%s: %w (%s at %s)", where, ErrNoBucket, s.cfg.Bucket, s.endpoint())
+		case "NoSuchKey", "NotFound":
+			return fmt.Errorf("%s: %w", where, ErrNotFound)
+		}
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
+
+func (s *Store) endpoint() string {
+	if s.cfg.Endpoint != "" {
+		return s.cfg.Endpoint
+	}
+	return "AWS " + s.cfg.Region
+}
+
+func sum(b []byte) (hexSum, b64Sum string) {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), base64.StdEncoding.EncodeToString(h[:])
+}
+
+// Put writes a small object in one request with its SHA-256 as metadata and
+// as the S3 checksum.
+func (s *Store) Put(ctx context.Context, key string, data []byte) error {
+	hx, b64 := sum(data)
+	_, err := s.s3.PutObject(ctx, s.putInput(key, data, hx, b64))
+	if err != nil {
+		return s.classify("put", key, err)
+	}
+	return nil
+}
+
+func (s *Store) putInput(key string, data []byte, hx, b64 string) *s3.PutObjectInput {
+	return &s3.PutObjectInput{
+		Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key)), Body: bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))), ChecksumSHA256: aws.String(b64),
+		ChecksumAlgorithm: types.ChecksumAlgorithmSha256, Metadata: map[string]string{metaSHA: hx},
+	}
+}
+
+// PutIfAbsent writes the object only if the key is free (If-None-Match: *).
+// Writing the same bytes again succeeds with created=false; different bytes
+// under an existing key are ErrExists and the stored object is kept.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) (created bool, err error) {
+	hx, b64 := sum(data)
+	in := s.putInput(key, data, hx, b64)
+	in.IfNoneMatch = aws.String("*")
+	_, err = s.s3.PutObject(ctx, in)
+	if err == nil {
+		return true, nil
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict") {
+		head, herr := s.Head(ctx, key)
+		if herr != nil {
+			return false, herr
+		}
+		if head == hx {
+			return false, nil
+		}
+		return false, fmt.Errorf("s3 put %s/%s: %w (stored sha256 %s, new %s)", s.cfg.Bucket, s.key(key), ErrExists, head, hx)
+	}
+	return false, s.classify("put", key, err)
+}
+
+// Head returns the object's recorded SHA-256 (hex).
+func (s *Store) Head(ctx context.Context, key string) (string, error) {
+	out, err := s.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
+	if err != nil {
+		return "", s.classify("head", key, err)
+	}
+	return out.Metadata[metaSHA], nil
+}
+
+// Get reads a small object and checks its SHA-256.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
+	if err != nil {
+		return nil, s.classify("get", key, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, s.readErr("get", key, err)
+	}
+	want := out.Metadata[metaSHA]
+	if hx, _ := sum(data); want == "" || hx != want {
+		return nil, fmt.Errorf("s3 get %s/%s: %w (recorded %q, read %s)", s.cfg.Bucket, s.key(key), ErrChecksum, want, hx)
+	}
+	return data, nil
+}
+
+// readErr names a checksum failure the SDK found while streaming.
+func (s *Store) readErr(op, key string, err error) error {
+	if strings.Contains(strings.ToLower(err.Error()), "checksum") {
+		return fmt.Errorf("s3 %s %s/%s: %w: %v", op, s.cfg.Bucket, s.key(key), ErrChecksum, err)
+	}
+	return s.classify(op, key, err)
+}
+
+// GetRange reads length bytes at offset (no checksum: a part of an object
+// cannot be checked against the whole object's digest).
+func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key)),
+		Range: aws.String(fmt.Sprintf("bytes=%d-%d", offset, offset+length-1))})
+	if err != nil {
+		return nil, s.classify("get range", key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, s.readErr("get range", key, err)
+	}
+	return b, nil
+}
+
+// List returns the keys under a prefix (relative to the store's prefix).
+func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: &s.cfg.Bucket, Prefix: aws.String(s.key(prefix))})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, s.classify("list", prefix, err)
+		}
+		for _, o := range page.Contents {
+			keys = append(keys, strings.TrimPrefix(aws.ToString(o.Key), s.cfg.Prefix))
+		}
+	}
+	return keys, nil
+}
+
+// Delete removes an object (absent is not an error).
+func (s *Store) Delete(ctx context.Context, key string) error {
+	_, err := s.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
+	if err != nil {
+		return s.classify("delete", key, err)
+	}
+	return nil
+}
+
+// UploadFile streams a large file with the transfer manager (multipart past
+// PartSize). The SHA-256 is computed first so it can travel as metadata.
+func (s *Store) UploadFile(ctx context.Context, key, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("hash %s: %w", file, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = s.tm.UploadObject(ctx, &transfermanager.UploadObjectInput{
+		Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key)), Body: f,
+		ChecksumAlgorithm: tmtypes.ChecksumAlgorithmCrc32,
+		Metadata:          map[string]string{metaSHA: hex.EncodeToString(h.Sum(nil))},
+	})
+	if err != nil {
+		return s.classify("upload", key, err)
+	}
+	return nil
+}
+
+// DownloadFile fetches a large object with parallel ranged GETs into a
+// temporary file beside dst, checks its SHA-256 and renames it into place,
+// so dst is either absent or whole and correct.
+func (s *Store) DownloadFile(ctx context.Context, key, dst string) error {
+	want, err := s.Head(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	_, err = s.tm.DownloadObject(ctx, &transfermanager.DownloadObjectInput{
+		Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key)), WriterAt: tmp,
+	})
+	if err != nil {
+		return s.readErr("download", key, err)
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, tmp); err != nil {
+		return err
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); want == "" || got != want {
+		return fmt.Errorf("s3 download %s/%s: %w (recorded %q, read %s)", s.cfg.Bucket, s.key(key), ErrChecksum, want, got)
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}

@@ -1,0 +1,252 @@
+package storage_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/storage"
+	"github.com/c2flow/c2flow/storage/s3test"
+)
+
+func TestMain(m *testing.M) { s3test.Main(m) }
+
+func TestRoundTripAndRange(t *testing.T) {
+	srv := s3test.Start(t)
+	st := srv.Store("c2flow")
+	ctx := context.Background()
+	data := []byte("hello c2flow, a small object")
+	if err := st.Put(ctx, "c1/1.json", data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Get(ctx, "c1/1.json")
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("get: %q, %v", got, err)
+	}
+	part, err := st.GetRange(ctx, "c1/1.json", 6, 6)
+	if err != nil || string(part) != "c2flow" {
+		t.Fatalf("range: %q, %v", part, err)
+	}
+	if _, err := st.Get(ctx, "c1/2.json"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("missing key: %v", err)
+	}
+	keys, err := st.List(ctx, "c1/")
+	if err != nil || len(keys) != 1 || keys[0] != "c1/1.json" {
+		t.Fatalf("list: %v, %v", keys, err)
+	}
+}
+
+// objectFile finds an object's file in the server's data directory.
+func objectFile(t *testing.T, srv *s3test.Server, bucket, key string) string {
+	p := filepath.Join(srv.Dir, bucket, filepath.FromSlash(key))
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("object file: %v", err)
+	}
+	return p
+}
+
+func TestCorruptObjectIsDetected(t *testing.T) {
+	srv := s3test.Start(t)
+	st := srv.Store("c2flow")
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("proof"), 1000)
+	if err := st.Put(ctx, "c2/7.proof", data); err != nil {
+		t.Fatal(err)
+	}
+	f := objectFile(t, srv, "c2flow", "c2/7.proof")
+	b, _ := os.ReadFile(f)
+	b[100] ^= 0xff // same size, one flipped byte: bit rot on the server's disk
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Get(ctx, "c2/7.proof"); !errors.Is(err, storage.ErrChecksum) {
+		t.Fatalf("corrupt object read: %v", err)
+	}
+}
+
+func TestConditionalPut(t *testing.T) {
+	srv := s3test.Start(t)
+	st := srv.Store("c2flow")
+	ctx := context.Background()
+	a, b := []byte("proof A"), []byte("proof B")
+	created, err := st.PutIfAbsent(ctx, "c2/1.proof", a)
+	if err != nil || !created {
+		t.Fatalf("first write: created=%v err=%v", created, err)
+	}
+	created, err = st.PutIfAbsent(ctx, "c2/1.proof", a)
+	if err != nil || created {
+		t.Fatalf("same bytes again: created=%v err=%v", created, err)
+	}
+	if _, err := st.PutIfAbsent(ctx, "c2/1.proof", b); !errors.Is(err, storage.ErrExists) {
+		t.Fatalf("different bytes: %v", err)
+	}
+	got, _ := st.Get(ctx, "c2/1.proof")
+	if !bytes.Equal(got, a) {
+		t.Fatal("the stored proof was overwritten")
+	}
+	stored, created, err := st.PutC2(ctx, storage.Manifest{SectorID: 1, Profile: "2KiB", Partitions: 1}, b)
+	if err != nil || created || !bytes.Equal(stored, a) {
+		t.Fatalf("PutC2 over an existing proof: created=%v err=%v", created, err)
+	}
+}
+
+func randomFile(t *testing.T, size int) (string, [32]byte) {
+	p := filepath.Join(t.TempDir(), "pk")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	if _, err := io.CopyN(io.MultiWriter(f, h), rand.Reader, int64(size)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return p, sum
+}
+
+func fileSum(t *testing.T, p string) [32]byte {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// A proving-key-sized object goes up in parts and comes down in parallel
+// ranges; the log line gives loopback MiB/s.
+func TestMultipartLargeObject(t *testing.T) {
+	srv := s3test.Start(t)
+	st := srv.Store("c2flow")
+	ctx := context.Background()
+	const size = 130 << 20
+	src, want := randomFile(t, size)
+	t0 := time.Now()
+	if err := st.UploadFile(ctx, "params/x/y/pk", src); err != nil {
+		t.Fatal(err)
+	}
+	up := time.Since(t0)
+	dst := filepath.Join(t.TempDir(), "cache", "pk")
+	t1 := time.Now()
+	if err := st.DownloadFile(ctx, "params/x/y/pk", dst); err != nil {
+		t.Fatal(err)
+	}
+	down := time.Since(t1)
+	if fileSum(t, dst) != want {
+		t.Fatal("downloaded file differs")
+	}
+	t.Logf("%d MiB: upload %.0f MiB/s, download %.0f MiB/s (loopback)", size>>20, float64(size>>20)/up.Seconds(), float64(size>>20)/down.Seconds())
+	// A corrupted part on the server is caught and the cache file never appears.
+	f := objectFile(t, srv, "c2flow", "params/x/y/pk")
+	fh, _ := os.OpenFile(f, os.O_RDWR, 0)
+	fh.WriteAt([]byte{0xde, 0xad}, 50<<20)
+	fh.Close()
+	dst2 := filepath.Join(t.TempDir(), "pk")
+	if err := st.DownloadFile(ctx, "params/x/y/pk", dst2); !errors.Is(err, storage.ErrChecksum) {
+		t.Fatalf("corrupt download: %v", err)
+	}
+	if _, err := os.Stat(dst2); !os.IsNotExist(err) {
+		t.Fatal("a corrupt download left a cache file")
+	}
+}
+
+// The server is killed during a transfer and comes back a few seconds
+// later: the SDK's retryer carries the transfer through.
+func TestServerRestartMidTransfer(t *testing.T) {
+	srv := s3test.Start(t)
+	st := srv.Store("c2flow")
+	ctx := context.Background()
+	src, want := randomFile(t, 96<<20)
+	done := make(chan error, 1)
+	go func() { done <- st.UploadFile(ctx, "params/r/s/pk", src) }()
+	time.Sleep(150 * time.Millisecond)
+	srv.Stop()
+	time.Sleep(2 * time.Second)
+	srv.Restart()
+	if err := <-done; err != nil {
+		t.Fatalf("upload across a restart: %v", err)
+	}
+	dst := filepath.Join(t.TempDir(), "pk")
+	go func() { done <- st.DownloadFile(ctx, "params/r/s/pk", dst) }()
+	time.Sleep(100 * time.Millisecond)
+	srv.Stop()
+	time.Sleep(2 * time.Second)
+	srv.Restart()
+	if err := <-done; err != nil {
+		t.Fatalf("download across a restart: %v", err)
+	}
+	if fileSum(t, dst) != want {
+		t.Fatal("file differs after restarts")
+	}
+	// Small requests too: the server is down when the request starts.
+	srv.Stop()
+	go func() { time.Sleep(2 * time.Second); srv.Restart() }()
+	if err := st.Put(ctx, "c1/9.json", []byte("{}")); err != nil {
+		t.Fatalf("put while the server restarts: %v", err)
+	}
+}
+
+func TestWrongCredentials(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Store("c2flow")
+	cfg := srv.Config("c2flow")
+	cfg.SecretKey = "wrong"
+	st, err := storage.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	err = st.Put(context.Background(), "c1/1.json", []byte("x"))
+	if !errors.Is(err, storage.ErrAuth) || !strings.Contains(err.Error(), "check the access key") {
+		t.Fatalf("wrong secret: %v", err)
+	}
+	if el := time.Since(t0); el > 5*time.Second {
+		t.Logf("auth failure took %v: it should fail fast, not retry", el)
+	}
+	cfg = srv.Config("no-such-bucket")
+	st, _ = storage.Open(context.Background(), cfg)
+	if _, err := st.Get(context.Background(), "c1/1.json"); !errors.Is(err, storage.ErrNoBucket) {
+		t.Fatalf("missing bucket: %v", err)
+	}
+}
+
+func TestParamCacheDownloadsOnce(t *testing.T) {
+	srv := s3test.Start(t)
+	st := srv.Store("c2flow")
+	ctx := context.Background()
+	writer := storage.ParamCache{Local: params.DirStore{Root: t.TempDir()}, S3: st}
+	if err := writer.Put(ctx, "params/p/d/vk", func(w io.Writer) error { _, err := w.Write([]byte("vk bytes")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	reader := storage.ParamCache{Local: params.DirStore{Root: t.TempDir()}, S3: st}
+	read := func() string {
+		rc, err := reader.Open(ctx, "params/p/d/vk")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		b, _ := io.ReadAll(rc)
+		return string(b)
+	}
+	if read() != "vk bytes" {
+		t.Fatal("first read")
+	}
+	srv.Stop() // the second read must come from the local cache
+	if read() != "vk bytes" {
+		t.Fatal("cached read")
+	}
+	srv.Restart()
+	if _, err := reader.Open(ctx, "params/p/d/missing"); !errors.Is(err, params.ErrNotFound) {
+		t.Fatalf("missing key: %v", err)
+	}
+}
