@@ -68,6 +68,13 @@ func Compile(p porep.Profile) (*csbls.R1CS, string, error) {
 	return ccs.(*csbls.R1CS), hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
+// SynthBytes estimates a partition's synthesis memory: the wire vector and
+// a, b, c (one element per constraint each), 32 bytes an element.
+func SynthBytes(ccs *csbls.R1CS) int64 {
+	wires := ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables() + ccs.GetNbInternalVariables()
+	return int64(wires+3*ccs.GetNbConstraints()) * 32
+}
+
 // Load returns the profile's keys (log may be nil): compiled here, keys read from the store
 // when it has them for this circuit digest, else made by a development setup
 // and written to the store so the next run reuses them.
@@ -103,6 +110,29 @@ func Load(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (
 	if err := k.write(ctx, store); err != nil {
 		return nil, err
 	}
+	return k, nil
+}
+
+// LoadExisting returns the profile's keys from the store, or an error
+// wrapping ErrNotFound that says how to make them; it never runs a setup.
+func LoadExisting(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (*Keys, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ccs, digest, err := Compile(p)
+	if err != nil {
+		return nil, err
+	}
+	k := &Keys{Profile: p, Digest: digest, CCS: ccs, PK: new(groth16bls.ProvingKey), VK: new(groth16bls.VerifyingKey)}
+	t0 := time.Now()
+	if err := k.read(ctx, store); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("no proving keys for profile %s (circuit %s) under %s: run `c2flow circuit setup --profile %s` against this storage first: %w",
+				p.Name, digest, k.Prefix(), p.Name, err)
+		}
+		return nil, err
+	}
+	log.Info("proving keys loaded", "profile", p.Name, "digest", digest, "ms", time.Since(t0).Milliseconds())
 	return k, nil
 }
 

@@ -66,6 +66,9 @@ type Solution struct {
 	W         []fr.Element
 	A, B, C   []fr.Element
 	SynthTime time.Duration
+	// OnFreed, when set, is called by Start as soon as a, b and c are freed:
+	// the moment a memory budget may admit the next synthesis.
+	OnFreed func()
 }
 
 // Bytes is the memory the solution holds.
@@ -162,6 +165,9 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 	h, err := computeH(ctx, dev, sol, pk)
 	if err != nil {
 		return nil, fmt.Errorf("device phase %s: H: %w", sol.Partition, err)
+	}
+	if sol.OnFreed != nil {
+		sol.OnFreed()
 	}
 	pt.NTTTime = time.Since(t0)
 	t1 := time.Now()

@@ -1,0 +1,405 @@
+// Package activities holds c2flow's Temporal activities: every side effect
+// of the pipeline (S3, proving, device slots). Synthesis, device phase and
+// finalize of a partition run on one host, which keeps the witness in
+// memory; only a handle crosses Temporal.
+package activities
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// Host is one worker process's activities and state.
+type Host struct {
+	ID     string // unique per process: names the host's task queues
+	Store  *storage.Store
+	Slots  *gpu.Slots
+	Budget *Budget
+	Log    *slog.Logger
+	// EarlyG2 starts the B-in-G2 MSM with the device phase.
+	EarlyG2 bool
+	// HeartbeatEvery is the interval of heartbeats from long activities.
+	HeartbeatEvery time.Duration
+	// FaultyFinalize corrupts every proof (tests of the no-invalid-proof
+	// guarantee only).
+	FaultyFinalize bool
+
+	keys    *KeyCache
+	ws      *witnesses
+	hasher  *porep.Hasher
+	statsMu sync.Mutex
+	stats   HostStats
+}
+
+// HostStats counts what a host did.
+type HostStats struct {
+	Validated    int `json:"validated"`
+	Syntheses    int `json:"syntheses"`
+	DevicePhases int `json:"device_phases"`
+	Finalized    int `json:"finalized"`
+	Stored       int `json:"stored"`
+	WitnessLost  int `json:"witness_lost"`
+	BadC1        int `json:"bad_c1"`
+	Invalid      int `json:"invalid_proofs"`
+	Expired      int `json:"expired_witnesses"`
+}
+
+// NewHost returns a host; keys are loaded through keys.
+func NewHost(id string, store *storage.Store, keys *KeyCache, slots *gpu.Slots, budget *Budget, log *slog.Logger) *Host {
+	return &Host{ID: id, Store: store, keys: keys, Slots: slots, Budget: budget, Log: log.With("host", id),
+		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget}, hasher: porep.NewHasher()}
+}
+
+// Stats returns the host's counters.
+func (h *Host) Stats() HostStats {
+	h.statsMu.Lock()
+	defer h.statsMu.Unlock()
+	return h.stats
+}
+
+func (h *Host) count(f func(*HostStats)) {
+	h.statsMu.Lock()
+	f(&h.stats)
+	h.statsMu.Unlock()
+}
+
+// ExpireWitnesses drops witnesses idle for longer than ttl, until ctx ends.
+func (h *Host) ExpireWitnesses(ctx context.Context, ttl time.Duration) {
+	t := time.NewTicker(min(ttl/4, 10*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n := h.ws.expire(ttl); n > 0 {
+				h.count(func(s *HostStats) { s.Expired += n })
+				h.Log.Warn("dropped expired witnesses", "count", n, "ttl", ttl)
+			}
+		}
+	}
+}
+
+func badC1(sectorID uint64, err error) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("sector %d: bad C1: %v", sectorID, err), job.ErrBadC1, err)
+}
+
+// loadC1 reads, decodes and checks a sector's C1. Storage errors are
+// retryable; anything wrong with the C1 itself is a non-retryable BadC1.
+func (h *Host) loadC1(ctx context.Context, ref job.SectorRef) (*porep.C1, error) {
+	raw, err := h.Store.Get(ctx, ref.C1Key)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrChecksum) {
+			return nil, badC1(ref.SectorID, err)
+		}
+		return nil, err
+	}
+	c1, err := porep.DecodeC1(bytes.NewReader(raw))
+	if err != nil {
+		return nil, badC1(ref.SectorID, err)
+	}
+	if c1.SectorID != ref.SectorID {
+		return nil, badC1(ref.SectorID, fmt.Errorf("sector_id: the C1 is for sector %d", c1.SectorID))
+	}
+	return c1, nil
+}
+
+// ValidateC1 checks a sector's C1 before any synthesis: strict decoding,
+// then every vanilla proof natively.
+func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+	c1, err := h.loadC1(ctx, in.SectorRef)
+	if err != nil {
+		if isBadC1(err) {
+			h.count(func(s *HostStats) { s.BadC1++ })
+		}
+		return job.ValidateOutput{}, err
+	}
+	if err := c1.Verify(h.hasher); err != nil {
+		h.count(func(s *HostStats) { s.BadC1++ })
+		return job.ValidateOutput{}, badC1(in.SectorID, err)
+	}
+	h.count(func(s *HostStats) { s.Validated++ })
+	return job.ValidateOutput{Profile: c1.Profile.Name, Partitions: len(c1.Partitions)}, nil
+}
+
+func isBadC1(err error) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == job.ErrBadC1
+}
+
+// heartbeat records progress every interval until the returned stop is
+// called; activity cancellation then reaches ctx.
+func (h *Host) heartbeat(ctx context.Context, details func() any) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(h.HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, details())
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// async runs f in a goroutine and returns its result, or ctx's error as
+// soon as ctx ends (cancellation is honoured at once; f's late result goes
+// to abandon).
+func async[T any](ctx context.Context, f func() (T, error), abandon func(T)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.err == nil && abandon != nil {
+				abandon(r.v)
+			}
+		}()
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// Synthesize solves a partition's circuit and keeps the witness in this
+// host's memory. It runs on the synthesis queue, whose slots are the
+// host's Budget.
+func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+	c1, err := h.loadC1(ctx, in.SectorRef)
+	if err != nil {
+		return job.SynthOutput{}, err
+	}
+	pr, err := h.keys.Prover(ctx, c1.Profile)
+	if err != nil {
+		return job.SynthOutput{}, err
+	}
+	t0 := time.Now()
+	stop := h.heartbeat(ctx, func() any {
+		return fmt.Sprintf("synthesizing %d/%d for %v", in.SectorID, in.Partition, time.Since(t0).Round(time.Second))
+	})
+	defer stop()
+	sol, err := async(ctx, func() (*prover.Solution, error) { return pr.Synthesize(ctx, c1, in.Partition) }, nil)
+	if err != nil {
+		return job.SynthOutput{}, err
+	}
+	w := &witness{c1: c1, k: in.Partition, pr: pr, sol: sol, bytes: sol.Bytes()}
+	h.Budget.hold(w.bytes)
+	handle := h.ws.put(w)
+	sol.OnFreed = func() { h.ws.releaseABC(w) }
+	h.count(func(s *HostStats) { s.Syntheses++ })
+	return job.SynthOutput{Host: h.ID, DeviceQueue: job.DeviceQueue(h.ID), FinalizeQueue: job.FinalizeQueue(h.ID),
+		Handle: handle, Bytes: w.bytes, SynthMS: sol.SynthTime.Milliseconds()}, nil
+}
+
+func (h *Host) witnessLost(handle, phase string) error {
+	h.count(func(s *HostStats) { s.WitnessLost++ })
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("%s: witness %s is not on host %s (restarted or expired)", phase, handle, h.ID), job.ErrWitnessLost, nil)
+}
+
+// DevicePhase runs the split prover's device phase on one of this host's
+// devices. The witness is consumed: on failure it is dropped and the
+// workflow synthesizes the partition again.
+func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
+	w := h.ws.take(in.Handle)
+	if w == nil || w.sol == nil {
+		if w != nil {
+			h.ws.give(w)
+		}
+		return job.DeviceOutput{}, h.witnessLost(in.Handle, "device phase")
+	}
+	queue := time.Since(w.created)
+	if info := activity.GetInfo(ctx); !info.ScheduledTime.IsZero() {
+		queue = info.StartedTime.Sub(info.ScheduledTime)
+	}
+	stop := h.heartbeat(ctx, func() any { return "device phase " + w.sol.Partition })
+	defer stop()
+	pt, err := async(ctx, func() (*prover.Partial, error) { return w.pr.Start(ctx, h.Slots, w.sol) }, nil)
+	if err != nil {
+		h.ws.drop(in.Handle)
+		return job.DeviceOutput{}, fmt.Errorf("device phase: %w", err)
+	}
+	w.sol, w.partial = nil, pt
+	h.ws.releaseABC(w) // already released by OnFreed; harmless
+	h.ws.give(w)
+	h.count(func(s *HostStats) { s.DevicePhases++ })
+	return job.DeviceOutput{Device: pt.Device, DeviceMS: pt.DeviceTime.Milliseconds(), QueueMS: queue.Milliseconds() + pt.QueueTime.Milliseconds()}, nil
+}
+
+// Finalize runs the CPU finalize and verifies the partition proof: no
+// invalid proof leaves this host.
+func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
+	w := h.ws.take(in.Handle)
+	if w == nil || w.partial == nil {
+		if w != nil {
+			h.ws.give(w)
+		}
+		return job.FinalizeOutput{}, h.witnessLost(in.Handle, "finalize")
+	}
+	defer h.ws.give(w)
+	stop := h.heartbeat(ctx, func() any { return "finalize " + w.partial.Partition })
+	defer stop()
+	type out struct {
+		proof []byte
+		dur   time.Duration
+	}
+	o, err := async(ctx, func() (out, error) {
+		proof, dur, err := w.pr.Finish(ctx, w.partial)
+		if err != nil {
+			return out{}, err
+		}
+		if h.FaultyFinalize {
+			proof.Krs.Double(&proof.Krs)
+		}
+		if err := prover.Verify(w.pr.Keys.VK, w.c1.Statement(), w.k, proof); err != nil {
+			h.count(func(s *HostStats) { s.Invalid++ })
+			return out{}, temporal.NewApplicationError(err.Error(), job.ErrInvalidProof)
+		}
+		c2 := prover.C2{Profile: w.c1.Profile.Name, Proofs: []*groth16bls.Proof{proof}}
+		b, err := c2.MarshalBinary()
+		if err != nil {
+			return out{}, err
+		}
+		return out{proof: b, dur: dur}, nil
+	}, nil)
+	if err != nil {
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.Type() == job.ErrInvalidProof {
+			// A new finalize draws new randomness but the same partial: give
+			// the workflow a fresh synthesis instead of retrying here.
+			h.ws.drop(in.Handle)
+			return job.FinalizeOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), job.ErrWitnessLost, err)
+		}
+		return job.FinalizeOutput{}, err
+	}
+	h.ws.drop(in.Handle)
+	h.count(func(s *HostStats) { s.Finalized++ })
+	return job.FinalizeOutput{Proof: o.proof, FinalizeMS: o.dur.Milliseconds()}, nil
+}
+
+// StoreC2 assembles the sector's C2 from its partition proofs, verifies
+// every partition against the verifying key and stores it conditionally.
+// If a C2 is already stored (a retry after a lost response), the stored one
+// is checked and kept.
+func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
+	c1, err := h.loadC1(ctx, in.SectorRef)
+	if err != nil {
+		return job.StoreOutput{}, err
+	}
+	pr, err := h.keys.Prover(ctx, c1.Profile)
+	if err != nil {
+		return job.StoreOutput{}, err
+	}
+	c2 := &prover.C2{Profile: c1.Profile.Name}
+	for k, b := range in.Proofs {
+		one, err := prover.UnmarshalC2(b)
+		if err != nil || len(one.Proofs) != 1 {
+			return job.StoreOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("partition %d: %v", k, err), job.ErrInvalidProof, err)
+		}
+		c2.Proofs = append(c2.Proofs, one.Proofs[0])
+	}
+	if err := prover.VerifyC2(pr.Keys.VK, c1.Statement(), c2); err != nil {
+		h.count(func(s *HostStats) { s.Invalid++ })
+		return job.StoreOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("sector %d: %v: not stored", in.SectorID, err), job.ErrInvalidProof, err)
+	}
+	data, err := c2.MarshalBinary()
+	if err != nil {
+		return job.StoreOutput{}, err
+	}
+	m := storage.Manifest{SectorID: in.SectorID, Profile: c1.Profile.Name, Partitions: len(c2.Proofs), VKDigest: pr.Keys.Digest}
+	for _, p := range in.Partitions {
+		m.PartitionMS = append(m.PartitionMS, storage.PartitionTime{Partition: p.Partition, SynthMS: p.SynthMS, QueueMS: p.QueueMS, DeviceMS: p.DeviceMS, FinalizeMS: p.FinalizeMS})
+	}
+	stored, created, err := h.Store.PutC2(ctx, m, data)
+	if err != nil {
+		return job.StoreOutput{}, err
+	}
+	if !created && !bytes.Equal(stored, data) {
+		old, err := prover.UnmarshalC2(stored)
+		if err != nil || prover.VerifyC2(pr.Keys.VK, c1.Statement(), old) != nil {
+			return job.StoreOutput{}, fmt.Errorf("sector %d: a C2 that does not verify is stored under %s: %v", in.SectorID, storage.C2Key(in.SectorID), err)
+		}
+	}
+	h.count(func(s *HostStats) { s.Stored++ })
+	return job.StoreOutput{C2Key: storage.C2Key(in.SectorID), Created: created}, nil
+}
+
+// LookupC2 says whether a sector's C2 is stored.
+func (h *Host) LookupC2(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+	_, err := h.Store.Head(ctx, storage.C2Key(ref.SectorID))
+	if errors.Is(err, storage.ErrNotFound) {
+		return job.LookupOutput{}, nil
+	}
+	if err != nil {
+		return job.LookupOutput{}, err
+	}
+	return job.LookupOutput{Found: true, C2Key: storage.C2Key(ref.SectorID)}, nil
+}
+
+// KeyCache loads each profile's keys once per process and keeps them in
+// memory, with a prover over them.
+type KeyCache struct {
+	Store   params.Store
+	Log     *slog.Logger
+	EarlyG2 bool
+	mu      sync.Mutex
+	provers map[string]*prover.Prover
+}
+
+// Prover returns the profile's prover, loading its keys on first use. The
+// keys must already be in the store (c2flow circuit setup / dev / demo put
+// them there): two workers must never run two different setups.
+func (c *KeyCache) Prover(ctx context.Context, p porep.Profile) (*prover.Prover, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if pr, ok := c.provers[p.Name]; ok {
+		return pr, nil
+	}
+	keys, err := params.LoadExisting(ctx, c.Store, p, c.Log)
+	if errors.Is(err, params.ErrNotFound) {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), job.ErrNoKeys, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pr, err := prover.New(keys, c.Log)
+	if err != nil {
+		return nil, err
+	}
+	pr.EarlyG2 = c.EarlyG2
+	if c.provers == nil {
+		c.provers = map[string]*prover.Prover{}
+	}
+	c.provers[p.Name] = pr
+	return pr, nil
+}

@@ -1,0 +1,104 @@
+package activities
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/prover"
+)
+
+// witness is a partition's in-memory state between activities on one host.
+type witness struct {
+	c1      *porep.C1
+	k       int
+	pr      *prover.Prover
+	sol     *prover.Solution // until the device phase
+	partial *prover.Partial  // after the device phase, until finalize
+	bytes   int64            // budget bytes held while sol has a, b, c
+	created time.Time
+	busy    bool // an activity is using it
+	once    sync.Once
+}
+
+// witnesses holds the host's witnesses by handle.
+type witnesses struct {
+	mu     sync.Mutex
+	m      map[string]*witness
+	budget *Budget
+}
+
+func newHandle() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (ws *witnesses) put(w *witness) string {
+	h := newHandle()
+	w.created = time.Now()
+	ws.mu.Lock()
+	ws.m[h] = w
+	ws.mu.Unlock()
+	return h
+}
+
+// take marks the witness busy and returns it; nil if unknown or busy.
+func (ws *witnesses) take(h string) *witness {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w := ws.m[h]
+	if w == nil || w.busy {
+		return nil
+	}
+	w.busy = true
+	return w
+}
+
+func (ws *witnesses) give(w *witness) {
+	ws.mu.Lock()
+	w.busy = false
+	ws.mu.Unlock()
+}
+
+// drop forgets a witness, releasing its budget permit if still held.
+func (ws *witnesses) drop(h string) {
+	ws.mu.Lock()
+	w := ws.m[h]
+	delete(ws.m, h)
+	ws.mu.Unlock()
+	if w != nil {
+		ws.releaseABC(w)
+	}
+}
+
+// releaseABC frees the budget permit of a witness exactly once: when the
+// device phase has freed a, b, c, or when the witness is dropped.
+func (ws *witnesses) releaseABC(w *witness) {
+	w.once.Do(func() { ws.budget.release(w.bytes) })
+}
+
+// expire drops idle witnesses older than ttl: a workflow that gave up on a
+// partition must not hold this host's budget forever.
+func (ws *witnesses) expire(ttl time.Duration) int {
+	ws.mu.Lock()
+	var old []string
+	for h, w := range ws.m {
+		if !w.busy && time.Since(w.created) > ttl {
+			old = append(old, h)
+		}
+	}
+	ws.mu.Unlock()
+	for _, h := range old {
+		ws.drop(h)
+	}
+	return len(old)
+}
+
+func (ws *witnesses) len() int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return len(ws.m)
+}

@@ -1,0 +1,147 @@
+// Package batch is the client side of the pipeline: upload C1 files,
+// submit a batch workflow, follow its progress, read its result.
+package batch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// Options of a submission.
+type Options struct {
+	BatchID          string
+	MaxInFlight      int
+	PartitionRetries int
+	Timeouts         job.Timeouts
+}
+
+// UploadC1 checks C1 files locally (strict decoding) and stores them,
+// returning the batch's sector references. A file that does not decode is
+// an error here: nothing is submitted.
+func UploadC1(ctx context.Context, store *storage.Store, files []string) ([]job.SectorRef, []porep.Profile, error) {
+	var refs []job.SectorRef
+	seen := map[uint64]string{}
+	profiles := map[string]porep.Profile{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		c1, err := porep.DecodeC1(bytes.NewReader(raw))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if prev, ok := seen[c1.SectorID]; ok {
+			return nil, nil, fmt.Errorf("%s: sector %d is also in %s", f, c1.SectorID, prev)
+		}
+		seen[c1.SectorID] = f
+		profiles[c1.Profile.Name] = c1.Profile
+		if err := store.Put(ctx, storage.C1Key(c1.SectorID), raw); err != nil {
+			return nil, nil, err
+		}
+		refs = append(refs, job.SectorRef{SectorID: c1.SectorID, C1Key: storage.C1Key(c1.SectorID)})
+	}
+	var ps []porep.Profile
+	for _, p := range profiles {
+		ps = append(ps, p)
+	}
+	return refs, ps, nil
+}
+
+// EnsureKeys makes sure the profiles' keys are in storage, running the
+// development setup here (one process) if they are not, so that workers
+// only ever load keys and never race two setups.
+func EnsureKeys(ctx context.Context, store *storage.Store, paramsDir string, profiles []porep.Profile) error {
+	pc := storage.ParamCache{Local: params.DirStore{Root: paramsDir}, S3: store}
+	for _, p := range profiles {
+		if _, err := params.LoadExisting(ctx, pc, p, nil); err == nil {
+			continue
+		} else if !errors.Is(err, params.ErrNotFound) {
+			return err
+		}
+		if _, err := params.Load(ctx, pc, p, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Submit starts the batch workflow. Submitting the same batch ID again
+// while it runs or after it completed returns the existing run: no
+// duplicate work.
+func Submit(ctx context.Context, c client.Client, refs []job.SectorRef, o Options) (client.WorkflowRun, error) {
+	if o.BatchID == "" {
+		return nil, errors.New("batch id is required")
+	}
+	in := job.BatchInput{BatchID: o.BatchID, Sectors: refs, MaxInFlight: o.MaxInFlight, PartitionRetries: o.PartitionRetries, Timeouts: o.Timeouts}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       job.BatchWorkflowID(o.BatchID),
+		TaskQueue:                job.QueueWorkflow,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, job.BatchWorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		// Completed before: follow the completed run.
+		return c.GetWorkflow(ctx, job.BatchWorkflowID(o.BatchID), ""), nil
+	}
+	return run, err
+}
+
+// Progress queries a batch's progress.
+func Progress(ctx context.Context, c client.Client, batchID string) (job.BatchProgress, error) {
+	var p job.BatchProgress
+	v, err := c.QueryWorkflow(ctx, job.BatchWorkflowID(batchID), "", job.QueryProgress)
+	if err != nil {
+		return p, err
+	}
+	return p, v.Get(&p)
+}
+
+// Wait follows a batch until it completes, calling progress (if set) every
+// interval, and returns its result.
+func Wait(ctx context.Context, c client.Client, batchID string, every time.Duration, progress func(job.BatchProgress)) (job.BatchResult, error) {
+	run := c.GetWorkflow(ctx, job.BatchWorkflowID(batchID), "")
+	done := make(chan error, 1)
+	var res job.BatchResult
+	go func() { done <- run.Get(ctx, &res) }()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err == nil && progress != nil {
+				if p, qerr := Progress(ctx, c, batchID); qerr == nil {
+					progress(p)
+				}
+			}
+			return res, err
+		case <-t.C:
+			if progress != nil {
+				if p, err := Progress(ctx, c, batchID); err == nil {
+					progress(p)
+				}
+			}
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+}
+
+// Cancel asks a batch to cancel its sectors in flight and start no more.
+func Cancel(ctx context.Context, c client.Client, batchID string) error {
+	return c.SignalWorkflow(ctx, job.BatchWorkflowID(batchID), "", job.SignalCancel, nil)
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// c1Files expands --c1 arguments: files, or directories of *.c1.json.
+func c1Files(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		m, err := filepath.Glob(filepath.Join(a, "*.c1.json"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(m)
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no C1 files in %v", args)
+	}
+	return out, nil
+}
+
+func runSubmit(ctx context.Context, args []string) error {
+	fs := newFlags("submit")
+	var tf cliflags.Temporal
+	var sf cliflags.S3
+	var lf cliflags.Log
+	tf.Add(fs)
+	sf.Add(fs)
+	lf.Add(fs, "warn")
+	c1 := fs.String("c1", "", "C1 files or directories, comma-separated")
+	id := fs.String("batch-id", "", "batch id (default: derived from the sector ids, so a resubmission is the same batch)")
+	wait := fs.Bool("wait", false, "wait for the batch and print its result")
+	inFlight := fs.Int("max-in-flight", 8, "sectors proved at once")
+	params := fs.String("params", defaultParamsDir(), "local parameter cache (keys are made here if storage has none)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *c1 == "" {
+		return fmt.Errorf("submit: --c1 is required")
+	}
+	log, err := lf.Logger()
+	if err != nil {
+		return err
+	}
+	files, err := c1Files(strings.Split(*c1, ","))
+	if err != nil {
+		return err
+	}
+	store, err := sf.Open(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := tf.Dial(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	res, err := submitAndWait(ctx, c, store, files, *params, batch.Options{BatchID: *id, MaxInFlight: *inFlight}, *wait)
+	if err != nil || !*wait {
+		return err
+	}
+	return printResult(res)
+}
+
+func submitAndWait(ctx context.Context, c client.Client, st *storage.Store, files []string, params string, o batch.Options, wait bool) (job.BatchResult, error) {
+	refs, profiles, err := batch.UploadC1(ctx, st, files)
+	if err != nil {
+		return job.BatchResult{}, err
+	}
+	if err := batch.EnsureKeys(ctx, st, params, profiles); err != nil {
+		return job.BatchResult{}, err
+	}
+	if o.BatchID == "" {
+		o.BatchID = batchIDOf(refs)
+	}
+	if _, err := batch.Submit(ctx, c, refs, o); err != nil {
+		return job.BatchResult{}, err
+	}
+	fmt.Fprintf(os.Stderr, "submitted batch %s: %d sectors (workflow %s)\n", o.BatchID, len(refs), job.BatchWorkflowID(o.BatchID))
+	if !wait {
+		return job.BatchResult{}, nil
+	}
+	bar := newProgressBar(os.Stderr)
+	res, err := batch.Wait(ctx, c, o.BatchID, 500*time.Millisecond, bar.update)
+	bar.done()
+	return res, err
+}
+
+// batchIDOf derives a batch id from its sectors: the same sectors submitted
+// twice are the same batch.
+func batchIDOf(refs []job.SectorRef) string {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = fmt.Sprint(r.SectorID)
+	}
+	s := strings.Join(ids, "-")
+	if len(s) > 60 {
+		s = fmt.Sprintf("%s..%s-n%d", ids[0], ids[len(ids)-1], len(ids))
+	}
+	return "sectors-" + s
+}
+
+func printResult(res job.BatchResult) error {
+	failed := 0
+	for _, s := range res.Sectors {
+		line := fmt.Sprintf("sector %d: %s", s.SectorID, s.Status)
+		if s.C2Key != "" {
+			line += " -> " + s.C2Key
+		}
+		if s.Error != "" {
+			line += ": " + s.Error
+			failed++
+		}
+		fmt.Println(line)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d sectors did not prove", failed, len(res.Sectors))
+	}
+	return nil
+}
+
+func runStatus(ctx context.Context, args []string) error {
+	fs := newFlags("status")
+	var tf cliflags.Temporal
+	var lf cliflags.Log
+	tf.Add(fs)
+	lf.Add(fs, "warn")
+	asJSON := fs.Bool("json", false, "print the progress as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("usage: c2flow status [flags] BATCH-ID")
+	}
+	log, err := lf.Logger()
+	if err != nil {
+		return err
+	}
+	c, err := tf.Dial(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	p, err := batch.Progress(ctx, c, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(p, "", "  ")
+		fmt.Println(string(b))
+		return nil
+	}
+	fmt.Printf("batch %s: %d sectors%s\n", p.BatchID, p.Total, map[bool]string{true: " (canceled)"}[p.Canceled])
+	for _, s := range p.Sectors {
+		fmt.Printf("  sector %d: %-9s partitions %d/%d done, %d failed, %d re-syntheses\n", s.SectorID, s.Status, s.PartitionsDone, s.Partitions, s.PartitionsFailed, s.Resyntheses)
+	}
+	return nil
+}
+
+// progressBar redraws one line on a terminal and prints plain lines when
+// the progress changes otherwise.
+type progressBar struct {
+	f    *os.File
+	tty  bool
+	last string
+}
+
+func newProgressBar(f *os.File) *progressBar {
+	st, err := f.Stat()
+	return &progressBar{f: f, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
+}
+
+func (b *progressBar) update(p job.BatchProgress) {
+	var parts, done, proved, failed, running int
+	for _, s := range p.Sectors {
+		parts += s.Partitions
+		done += s.PartitionsDone
+		switch s.Status {
+		case job.StatusProved, job.StatusDuplicate:
+			proved++
+		case job.StatusFailed, job.StatusCanceled:
+			failed++
+		case job.StatusRunning:
+			running++
+		}
+	}
+	frac := 0.0
+	if parts > 0 {
+		frac = float64(done) / float64(parts)
+	}
+	const width = 30
+	n := int(frac * width)
+	line := fmt.Sprintf("[%s%s] %d/%d partitions | sectors: %d done, %d running, %d failed, of %d",
+		strings.Repeat("#", n), strings.Repeat(".", width-n), done, parts, proved, running, failed, p.Total)
+	if line == b.last {
+		return
+	}
+	b.last = line
+	if b.tty {
+		fmt.Fprintf(b.f, "\r%s", line)
+	} else {
+		fmt.Fprintln(b.f, line)
+	}
+}
+
+func (b *progressBar) done() {
+	if b.tty && b.last != "" {
+		fmt.Fprintln(b.f)
+	}
+}

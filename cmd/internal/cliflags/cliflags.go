@@ -1,0 +1,195 @@
+// Package cliflags holds the flags shared by c2flow's binaries: Temporal,
+// S3 and logging. Every flag has an environment variable default, so a
+// container sets them once.
+package cliflags
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/storage"
+)
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// Temporal are the Temporal connection flags.
+type Temporal struct {
+	Address   string
+	Namespace string
+}
+
+// Add registers the flags.
+func (t *Temporal) Add(fs *flag.FlagSet) {
+	fs.StringVar(&t.Address, "address", env("TEMPORAL_ADDRESS", "127.0.0.1:7233"), "Temporal frontend host:port ($TEMPORAL_ADDRESS)")
+	fs.StringVar(&t.Namespace, "namespace", env("TEMPORAL_NAMESPACE", "default"), "Temporal namespace ($TEMPORAL_NAMESPACE)")
+}
+
+// Dial connects to Temporal, logging through log at warn and above.
+func (t *Temporal) Dial(ctx context.Context, log *slog.Logger) (client.Client, error) {
+	c, err := client.DialContext(ctx, client.Options{HostPort: t.Address, Namespace: t.Namespace,
+		Logger: tlog.NewStructuredLogger(slog.New(levelFilter{log.Handler(), slog.LevelWarn}))})
+	if err != nil {
+		return nil, fmt.Errorf("temporal at %s: %w", t.Address, err)
+	}
+	return c, nil
+}
+
+// levelFilter drops records below a level (the SDK is chatty at info).
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (l levelFilter) Enabled(ctx context.Context, lv slog.Level) bool {
+	return lv >= l.min && l.Handler.Enabled(ctx, lv)
+}
+
+// Handle drops the SDK's warning about a throttled heartbeat flushed after
+// its activity completed: nothing is wrong then.
+func (l levelFilter) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "RecordActivityHeartbeat with error" {
+		canceled := false
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "Error" && strings.Contains(a.Value.String(), "context canceled") {
+				canceled = true
+			}
+			return !canceled
+		})
+		if canceled {
+			return nil
+		}
+	}
+	return l.Handler.Handle(ctx, r)
+}
+
+func (l levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFilter{l.Handler.WithAttrs(a), l.min}
+}
+
+func (l levelFilter) WithGroup(n string) slog.Handler {
+	return levelFilter{l.Handler.WithGroup(n), l.min}
+}
+
+// S3 are the storage flags.
+type S3 struct {
+	Endpoint, Region, Bucket, Prefix string
+	AccessKey, SecretKey             string
+	PathStyle                        bool
+}
+
+// Add registers the flags.
+func (s *S3) Add(fs *flag.FlagSet) {
+	fs.StringVar(&s.Endpoint, "s3-endpoint", env("C2FLOW_S3_ENDPOINT", ""), "S3 endpoint URL; empty: AWS ($C2FLOW_S3_ENDPOINT)")
+	fs.StringVar(&s.Region, "s3-region", env("AWS_REGION", "us-east-1"), "S3 region ($AWS_REGION)")
+	fs.StringVar(&s.Bucket, "s3-bucket", env("C2FLOW_S3_BUCKET", "c2flow"), "bucket ($C2FLOW_S3_BUCKET)")
+	fs.StringVar(&s.Prefix, "s3-prefix", env("C2FLOW_S3_PREFIX", ""), "key prefix ($C2FLOW_S3_PREFIX)")
+	fs.StringVar(&s.AccessKey, "s3-access-key", env("AWS_ACCESS_KEY_ID", ""), "access key; empty: the AWS credential chain ($AWS_ACCESS_KEY_ID)")
+	fs.StringVar(&s.SecretKey, "s3-secret-key", env("AWS_SECRET_ACCESS_KEY", ""), "secret key ($AWS_SECRET_ACCESS_KEY)")
+	fs.BoolVar(&s.PathStyle, "s3-path-style", env("C2FLOW_S3_PATH_STYLE", "true") == "true", "path-style addressing, for S3-compatible servers ($C2FLOW_S3_PATH_STYLE)")
+}
+
+// Config returns the storage configuration.
+func (s *S3) Config() storage.Config {
+	return storage.Config{Endpoint: s.Endpoint, Region: s.Region, Bucket: s.Bucket, Prefix: s.Prefix,
+		AccessKey: s.AccessKey, SecretKey: s.SecretKey, PathStyle: s.PathStyle}
+}
+
+// Open opens the store and makes sure the bucket exists.
+func (s *S3) Open(ctx context.Context) (*storage.Store, error) {
+	st, err := storage.Open(ctx, s.Config())
+	if err != nil {
+		return nil, err
+	}
+	if err := st.EnsureBucket(ctx); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Log are the logging flags.
+type Log struct {
+	Level  string
+	Format string
+}
+
+// Add registers the flags.
+func (l *Log) Add(fs *flag.FlagSet, defLevel string) {
+	fs.StringVar(&l.Level, "log-level", env("C2FLOW_LOG_LEVEL", defLevel), "debug, info, warn or error")
+	fs.StringVar(&l.Format, "log-format", env("C2FLOW_LOG_FORMAT", "text"), "text or json")
+}
+
+// Logger builds the slog logger (to stderr).
+func (l *Log) Logger() (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(l.Level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(l.Format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is neither text nor json", l.Format)
+}
+
+// AddHost registers the worker's flags and returns a function building
+// the configuration after parsing.
+func AddHost(fs *flag.FlagSet) (func() (host.Config, error), error) {
+	var c host.Config
+	roles := fs.String("roles", "workflow,prove", "comma-separated roles: workflow (workflows, C1 validation, C2 storage), prove (synthesis, device phase, finalize)")
+	profiles := fs.String("profiles", "32KiB", "profiles whose keys are loaded at start (they size --memory-budget)")
+	fs.StringVar(&c.ID, "id", "", "worker id, unique per process (default hostname-pid-random)")
+	fs.IntVar(&c.PartitionWorkers, "partition-workers", 2, "partition budget: synthesized partitions in flight on this host")
+	fs.Int64Var(&c.MemoryBudget, "memory-budget", 0, "bytes of synthesized partitions in flight (overrides --partition-workers)")
+	fs.IntVar(&c.CPUDevices, "cpu-devices", 1, "CPU backend pseudo-devices sharing this host's cores")
+	fs.IntVar(&c.FinalizeSlots, "finalize-slots", 0, "concurrent CPU finalizes (default: one per device)")
+	fs.BoolVar(&c.EarlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
+	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
+	fs.StringVar(&c.ParamsDir, "params", defaultParams(), "local parameter cache")
+	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
+	backend := fs.String("backend", "cpu", "device backend: cpu (cuda needs a build with -tags cuda)")
+	return func() (host.Config, error) {
+		if *backend != "cpu" {
+			return c, fmt.Errorf("--backend %s: this build has only the cpu backend", *backend)
+		}
+		c.Roles = split(*roles)
+		c.Profiles = split(*profiles)
+		return c, nil
+	}, nil
+}
+
+func split(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func defaultParams() string {
+	if d := os.Getenv("C2FLOW_PARAMS"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return d + "/c2flow/params"
+	}
+	return os.TempDir() + "/c2flow-params"
+}

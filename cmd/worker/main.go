@@ -1,0 +1,69 @@
+// Command worker is a c2flow worker process: it polls Temporal for the
+// pipeline's work on the roles it is given (workflow, prove), with its
+// device slots and partition budget, until SIGINT/SIGTERM, then stops
+// polling and lets its in-flight activities finish.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	gnarklog "github.com/consensys/gnark/logger"
+
+	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/host"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	gnarklog.Disable()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	var tf cliflags.Temporal
+	var sf cliflags.S3
+	var lf cliflags.Log
+	tf.Add(fs)
+	sf.Add(fs)
+	lf.Add(fs, "info")
+	cfg, err := cliflags.AddHost(fs)
+	if err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := lf.Logger()
+	if err != nil {
+		return err
+	}
+	hc, err := cfg()
+	if err != nil {
+		return err
+	}
+	hc.Log = log
+	c, err := tf.Dial(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	store, err := sf.Open(ctx)
+	if err != nil {
+		return err
+	}
+	w, err := host.New(ctx, c, store, hc)
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx)
+}

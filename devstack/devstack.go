@@ -1,0 +1,180 @@
+// Package devstack runs an embedded Temporal server in this process: one
+// SQLite file (journal_mode=wal), one history shard, frontend, history,
+// matching and worker services, the namespace created through the SQLite
+// schema tool. It follows the Temporal CLI's dev server. It is the only
+// package that imports go.temporal.io/server, so other packages' tests do
+// not link the server.
+package devstack
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// Options of the embedded server.
+type Options struct {
+	// DBFile is the SQLite database; created with its schema if absent,
+	// reused (workflows resume) if present. Empty: in memory.
+	DBFile    string
+	Namespace string // default "default"
+	IP        string // default 127.0.0.1
+	Port      int    // frontend gRPC port; 0 picks a free one
+	LogLevel  string // server log level: debug, info, warn, error (default error)
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	srv  temporal.Server
+	addr string
+	ns   string
+}
+
+// Start starts the server and returns once the frontend serves.
+func Start(o Options) (*Server, error) {
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.IP == "" {
+		o.IP = "127.0.0.1"
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "error"
+	}
+	var err error
+	if o.Port == 0 {
+		if o.Port, err = freePort(o.IP); err != nil {
+			return nil, err
+		}
+	}
+	ports := make([]int, 4) // frontend HTTP, history, matching, worker
+	for i := range ports {
+		if ports[i], err = freePort(o.IP); err != nil {
+			return nil, err
+		}
+	}
+	sqlConf, err := sqlConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	hostport := func(p int) string { return net.JoinHostPort(o.IP, strconv.Itoa(p)) }
+	svc := func(grpc, http int) config.Service {
+		var s config.Service
+		s.RPC.GRPCPort, s.RPC.HTTPPort, s.RPC.BindOnIP = grpc, http, o.IP
+		return s
+	}
+	const clusterName = "active"
+	var conf config.Config
+	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
+	conf.Global.Membership.BroadcastAddress = o.IP
+	conf.Persistence.DefaultStore = "sqlite-default"
+	conf.Persistence.VisibilityStore = "sqlite-default"
+	conf.Persistence.NumHistoryShards = 1
+	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite-default": {SQL: sqlConf}}
+	conf.ClusterMetadata = &cluster.Config{
+		FailoverVersionIncrement: 10, MasterClusterName: clusterName, CurrentClusterName: clusterName,
+		ClusterInformation: map[string]cluster.ClusterInformation{clusterName: {
+			Enabled: true, InitialFailoverVersion: 1, ClusterID: "c2flow-dev",
+			RPCAddress: hostport(o.Port), HTTPAddress: hostport(ports[0]),
+		}},
+	}
+	conf.DCRedirectionPolicy.Policy = "noop"
+	conf.Services = map[string]config.Service{
+		"frontend": svc(o.Port, ports[0]),
+		"history":  svc(ports[1], 0),
+		"matching": svc(ports[2], 0),
+		"worker":   svc(ports[3], 0),
+	}
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	conf.PublicClient.HostPort = hostport(o.Port)
+
+	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "console"}))
+	dyn := dynamicconfig.StaticClient{
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(&conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
+			primitives.FrontendService: static.SingleLocalHost(hostport(o.Port)),
+			primitives.HistoryService:  static.SingleLocalHost(hostport(ports[1])),
+			primitives.MatchingService: static.SingleLocalHost(hostport(ports[2])),
+			primitives.WorkerService:   static.SingleLocalHost(hostport(ports[3])),
+		}),
+		temporal.WithLogger(logger),
+		temporal.WithDynamicConfigClient(dyn),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("temporal server start: %w", err)
+	}
+	return &Server{srv: srv, addr: hostport(o.Port), ns: o.Namespace}, nil
+}
+
+func sqlConfig(o Options) (*config.SQL, error) {
+	c := &config.SQL{PluginName: sqliteplugin.PluginName}
+	if o.DBFile == "" {
+		c.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+		c.DatabaseName = fmt.Sprintf("c2flow-%d", time.Now().UnixNano())
+	} else {
+		abs, err := filepath.Abs(o.DBFile)
+		if err != nil {
+			return nil, err
+		}
+		c.ConnectAttributes = map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "normal"}
+		c.DatabaseName = abs
+		if _, err := os.Stat(abs); os.IsNotExist(err) {
+			if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+				return nil, err
+			}
+			if err := sqliteschema.SetupSchema(c); err != nil {
+				return nil, fmt.Errorf("sqlite schema: %w", err)
+			}
+		}
+	}
+	ns, err := sqliteschema.NewNamespaceConfig("active", o.Namespace, false, nil)
+	if err != nil {
+		return nil, fmt.Errorf("namespace config: %w", err)
+	}
+	if err := sqliteschema.CreateNamespaces(c, ns); err != nil {
+		return nil, fmt.Errorf("create namespace: %w", err)
+	}
+	return c, nil
+}
+
+// Addr is the frontend's host:port.
+func (s *Server) Addr() string { return s.addr }
+
+// Namespace is the namespace the server was started with.
+func (s *Server) Namespace() string { return s.ns }
+
+// Stop stops the server.
+func (s *Server) Stop() { s.srv.Stop() }
+
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

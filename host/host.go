@@ -1,0 +1,285 @@
+// Package host runs a c2flow worker process: the Temporal workers of its
+// roles over one set of activities, device slots and memory budget.
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/c2flow/c2flow/activities"
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/storage"
+	"github.com/c2flow/c2flow/workflows"
+)
+
+// Roles a worker process can take.
+const (
+	RoleWorkflow = "workflow" // workflows, C1 validation, C2 storage
+	RoleProve    = "prove"    // synthesis, device phase and finalize of this host's witnesses
+)
+
+// Config of a worker process.
+type Config struct {
+	ID       string   // unique per process; empty: hostname-pid-random
+	Roles    []string // empty: all
+	Profiles []string // keys loaded at start; sizes the memory budget
+	// PartitionWorkers is the partition budget; MemoryBudget (bytes), when
+	// set, derives it from the largest profile's synthesis memory instead.
+	PartitionWorkers int
+	MemoryBudget     int64
+	CPUDevices       int // CPU pseudo-devices (the CPU backend)
+	FinalizeSlots    int // concurrent finalizes (0: one per device)
+	EarlyG2          bool
+	WitnessTTL       time.Duration // idle witnesses are dropped after it (0: 15m)
+	ParamsDir        string        // local parameter cache
+	StatsFile        string        // if set, JSON stats are written here every second and at exit
+	FaultyFinalize   bool          // tests only
+	Log              *slog.Logger
+}
+
+// Stats is what a worker process reports about itself.
+type Stats struct {
+	ID      string                   `json:"id"`
+	Roles   []string                 `json:"roles"`
+	Devices []string                 `json:"devices"`
+	Budget  activities.BudgetStats   `json:"budget"`
+	Host    activities.HostStats     `json:"host"`
+	Busy    map[string]time.Duration `json:"device_busy"`
+	PeakRSS int64                    `json:"peak_rss_bytes"`
+	At      time.Time                `json:"at"`
+}
+
+// Worker is a configured worker process, ready to run.
+type Worker struct {
+	cfg     Config
+	host    *activities.Host
+	slots   *gpu.Slots
+	workers []worker.Worker
+}
+
+// New validates the configuration, loads the profiles' keys and builds the
+// Temporal workers. Errors here are startup errors: a budget smaller than
+// one partition, missing keys, bad flags.
+func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config) (*Worker, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.ID == "" {
+		cfg.ID = NewID()
+	}
+	if len(cfg.Roles) == 0 {
+		cfg.Roles = []string{RoleWorkflow, RoleProve}
+	}
+	for _, r := range cfg.Roles {
+		if r != RoleWorkflow && r != RoleProve {
+			return nil, fmt.Errorf("unknown role %q (workflow or prove)", r)
+		}
+	}
+	if cfg.WitnessTTL == 0 {
+		cfg.WitnessTTL = 15 * time.Minute
+	}
+	if cfg.CPUDevices == 0 {
+		cfg.CPUDevices = 1
+	}
+	keys := &activities.KeyCache{Store: storage.ParamCache{Local: params.DirStore{Root: cfg.ParamsDir}, S3: store}, Log: cfg.Log, EarlyG2: cfg.EarlyG2}
+
+	budgetN := cfg.PartitionWorkers
+	var largest int64
+	var largestName string
+	for _, name := range cfg.Profiles {
+		p, err := porep.LookupProfile(name)
+		if err != nil {
+			return nil, err
+		}
+		if has(cfg.Roles, RoleProve) || has(cfg.Roles, RoleWorkflow) {
+			pr, err := keys.Prover(ctx, p)
+			if err != nil {
+				return nil, fmt.Errorf("profile %s: %w", name, err)
+			}
+			if b := params.SynthBytes(pr.Keys.CCS); b > largest {
+				largest, largestName = b, name
+			}
+		}
+	}
+	if cfg.MemoryBudget > 0 {
+		if largest == 0 {
+			return nil, errors.New("--memory-budget needs --profiles to size a partition")
+		}
+		budgetN = int(cfg.MemoryBudget / largest)
+		if budgetN < 1 {
+			return nil, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes): nothing could ever be synthesized", cfg.MemoryBudget, largestName, largest)
+		}
+	}
+	if budgetN == 0 {
+		budgetN = 1
+	}
+	budget, err := activities.NewBudget(budgetN)
+	if err != nil {
+		return nil, err
+	}
+	slots, err := gpu.CPUSlots(cfg.CPUDevices, 0)
+	if err != nil {
+		return nil, err
+	}
+	h := activities.NewHost(cfg.ID, store, keys, slots, budget, cfg.Log)
+	h.FaultyFinalize = cfg.FaultyFinalize
+	w := &Worker{cfg: cfg, host: h, slots: slots}
+
+	devNames := []string{}
+	for _, d := range slots.Devices() {
+		devNames = append(devNames, d.Name())
+	}
+	identity := fmt.Sprintf("%s roles=%s devices=%s budget=%d", cfg.ID, strings.Join(cfg.Roles, ","), strings.Join(devNames, ","), budgetN)
+	base := worker.Options{Identity: identity, MaxHeartbeatThrottleInterval: 500 * time.Millisecond, WorkerStopTimeout: 30 * time.Second}
+	reg := func(wk worker.Worker, name string, f any) {
+		wk.RegisterActivityWithOptions(f, activity.RegisterOptions{Name: name})
+	}
+	if has(cfg.Roles, RoleWorkflow) {
+		o := base
+		wk := worker.New(c, job.QueueWorkflow, o)
+		workflows.Register(wk)
+		reg(wk, job.ActValidateC1, h.ValidateC1)
+		reg(wk, job.ActStoreC2, h.StoreC2)
+		reg(wk, job.ActLookupC2, h.LookupC2)
+		w.workers = append(w.workers, wk)
+	}
+	if has(cfg.Roles, RoleProve) {
+		fixed := func(n int) worker.SlotSupplier {
+			s, _ := worker.NewFixedSizeSlotSupplier(n)
+			return s
+		}
+		tuner, err := worker.NewCompositeTuner(worker.CompositeTunerOptions{
+			WorkflowSlotSupplier: fixed(1), ActivitySlotSupplier: budget,
+			LocalActivitySlotSupplier: fixed(1), NexusSlotSupplier: fixed(1), SessionActivitySlotSupplier: fixed(1)})
+		if err != nil {
+			return nil, err
+		}
+		o := base
+		o.Tuner, o.DisableWorkflowWorker = tuner, true
+		synth := worker.New(c, job.QueueSynth, o)
+		reg(synth, job.ActSynthesize, h.Synthesize)
+
+		o = base
+		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, slots.Len()
+		dev := worker.New(c, job.DeviceQueue(cfg.ID), o)
+		reg(dev, job.ActDevicePhase, h.DevicePhase)
+
+		o = base
+		fin := cfg.FinalizeSlots
+		if fin <= 0 {
+			fin = slots.Len()
+		}
+		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, fin
+		fw := worker.New(c, job.FinalizeQueue(cfg.ID), o)
+		reg(fw, job.ActFinalize, h.Finalize)
+		// Device and finalize queues first: a synthesized witness must find
+		// its host's queues polled.
+		w.workers = append(w.workers, dev, fw, synth)
+	}
+	cfg.Log.Info("worker ready", "id", cfg.ID, "roles", cfg.Roles, "devices", devNames, "partition_budget", budgetN, "backend", "cpu")
+	return w, nil
+}
+
+// ID is the worker's identity.
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Slots are the worker's device slots.
+func (w *Worker) Slots() *gpu.Slots { return w.slots }
+
+// Host exposes the worker's activities and their state.
+func (w *Worker) Host() *activities.Host { return w.host }
+
+// Stats returns the worker's counters.
+func (w *Worker) Stats() Stats {
+	var devs []string
+	for _, d := range w.slots.Devices() {
+		devs = append(devs, d.Name())
+	}
+	return Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: devs, Budget: w.host.Budget.Stats(), Host: w.host.Stats(),
+		Busy: w.slots.Busy(), PeakRSS: PeakRSS(), At: time.Now()}
+}
+
+// Run starts the workers and blocks until ctx ends, then stops them:
+// polling stops, in-flight activities get WorkerStopTimeout to finish.
+func (w *Worker) Run(ctx context.Context) error {
+	for i, wk := range w.workers {
+		if err := wk.Start(); err != nil {
+			for _, s := range w.workers[:i] {
+				s.Stop()
+			}
+			return fmt.Errorf("start worker: %w", err)
+		}
+	}
+	go w.host.ExpireWitnesses(ctx, w.cfg.WitnessTTL)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-tick.C:
+		}
+		if w.cfg.StatsFile != "" {
+			if err := w.writeStats(); err != nil {
+				w.cfg.Log.Warn("stats file", "error", err)
+			}
+		}
+	}
+	for i := len(w.workers) - 1; i >= 0; i-- {
+		w.workers[i].Stop()
+	}
+	if w.cfg.StatsFile != "" {
+		return w.writeStats()
+	}
+	return nil
+}
+
+func (w *Worker) writeStats() error {
+	b, _ := json.MarshalIndent(w.Stats(), "", "  ")
+	tmp := w.cfg.StatsFile + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, w.cfg.StatsFile)
+}
+
+// NewID returns a process-unique worker id: hostname, pid and a random tag.
+func NewID() string {
+	hn, _ := os.Hostname()
+	var b [3]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", sanitize(hn), os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+func has(v []string, s string) bool {
+	for _, x := range v {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

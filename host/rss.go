@@ -1,0 +1,28 @@
+package host
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// PeakRSS is the process's peak resident set (VmHWM), sampled by the
+// kernel; 0 where /proc is not available.
+func PeakRSS() int64 { return procStatusKB("VmHWM:") * 1024 }
+
+func procStatusKB(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, field) {
+			f := strings.Fields(line[len(field):])
+			if len(f) > 0 {
+				v, _ := strconv.ParseInt(f[0], 10, 64)
+				return v
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,239 @@
+// Package job holds the types that cross Temporal between c2flow's
+// workflows and activities: inputs, results, progress, task-queue and
+// activity names, error types. It has no behaviour and no dependencies, so
+// workflows (deterministic) and activities (side effects) share it without
+// importing each other.
+package job
+
+import "time"
+
+// Task queues. Workflows, C1 validation and C2 storage run on Workflow;
+// synthesis on Synth (its slot supplier is the memory budget); the device
+// phase and finalize of a partition on queues of the host that synthesized
+// it, because the witness lives in that host's memory.
+const (
+	QueueWorkflow = "c2flow"
+	QueueSynth    = "c2flow-synth"
+)
+
+// DeviceQueue and FinalizeQueue are a host's own queues.
+func DeviceQueue(host string) string   { return "c2flow-host-" + host + "-device" }
+func FinalizeQueue(host string) string { return "c2flow-host-" + host + "-finalize" }
+
+// Activity names.
+const (
+	ActValidateC1  = "ValidateC1"
+	ActSynthesize  = "Synthesize"
+	ActDevicePhase = "DevicePhase"
+	ActFinalize    = "Finalize"
+	ActStoreC2     = "StoreC2"
+	ActLookupC2    = "LookupC2"
+)
+
+// Application error types.
+const (
+	// ErrBadC1 is non-retryable: the C1 is malformed or its proofs are wrong.
+	ErrBadC1 = "BadC1"
+	// ErrWitnessLost: the host holding a partition's witness does not have
+	// it (restarted, expired); the workflow re-synthesizes.
+	ErrWitnessLost = "WitnessLost"
+	// ErrInvalidProof: a proof failed verification; it is never stored.
+	ErrInvalidProof = "InvalidProof"
+	// ErrNoKeys: the worker has no proving keys for the profile.
+	ErrNoKeys = "NoKeys"
+)
+
+// Workflow names, signals and queries.
+const (
+	BatchWorkflowName  = "BatchWorkflow"
+	SectorWorkflowName = "SectorWorkflow"
+	SignalProgress     = "sector-progress"
+	SignalCancel       = "cancel"
+	QueryProgress      = "progress"
+)
+
+// SectorWorkflowID is the workflow ID of a sector's proof: one per sector,
+// whatever batch submits it.
+func SectorWorkflowID(sectorID uint64) string { return "c2/" + itoa(sectorID) }
+
+// BatchWorkflowID is the workflow ID of a batch.
+func BatchWorkflowID(batchID string) string { return "c2batch/" + batchID }
+
+func itoa(v uint64) string {
+	if v == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return string(b[i:])
+}
+
+// Timeouts of a sector's activities. Zero values take the defaults.
+type Timeouts struct {
+	Synth     time.Duration // start-to-close of a synthesis
+	Device    time.Duration // start-to-close of a device phase
+	Finalize  time.Duration // start-to-close of a finalize
+	Heartbeat time.Duration // heartbeat timeout of long activities
+	// HostQueue bounds how long a device phase or finalize may wait on a
+	// host's queue: past it the host is presumed gone and the partition is
+	// synthesized again elsewhere.
+	HostQueue time.Duration
+}
+
+// WithDefaults fills zero timeouts.
+func (t Timeouts) WithDefaults() Timeouts {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&t.Synth, time.Hour)
+	def(&t.Device, time.Hour)
+	def(&t.Finalize, time.Hour)
+	def(&t.Heartbeat, 10*time.Second)
+	def(&t.HostQueue, 10*time.Minute)
+	return t
+}
+
+// SectorRef names a sector and its C1 in storage.
+type SectorRef struct {
+	SectorID uint64 `json:"sector_id"`
+	C1Key    string `json:"c1_key"`
+}
+
+// BatchInput is a submission of sectors.
+type BatchInput struct {
+	BatchID     string      `json:"batch_id"`
+	Sectors     []SectorRef `json:"sectors"`
+	MaxInFlight int         `json:"max_in_flight"` // sectors proved at once (0: 8)
+	// PartitionRetries is how many times a partition is synthesized before
+	// its sector fails (0: 3).
+	PartitionRetries int      `json:"partition_retries"`
+	Timeouts         Timeouts `json:"timeouts"`
+	// ContinueAfter starts a new run (continue-as-new) after this many
+	// sectors, bounding history size (0: 500).
+	ContinueAfter int `json:"continue_after"`
+	// Done carries results across continue-as-new.
+	Done []SectorResult `json:"done,omitempty"`
+}
+
+// SectorInput is one sector's proving job.
+type SectorInput struct {
+	BatchID string `json:"batch_id"`
+	SectorRef
+	PartitionRetries int      `json:"partition_retries"`
+	Timeouts         Timeouts `json:"timeouts"`
+}
+
+// Sector statuses.
+const (
+	StatusPending  = "pending"
+	StatusRunning  = "running"
+	StatusProved   = "proved"
+	StatusFailed   = "failed"
+	StatusCanceled = "canceled"
+	// StatusDuplicate: another workflow proved (or is proving) the sector.
+	StatusDuplicate = "duplicate"
+)
+
+// SectorResult is the outcome of one sector.
+type SectorResult struct {
+	SectorID   uint64            `json:"sector_id"`
+	Status     string            `json:"status"`
+	Error      string            `json:"error,omitempty"`
+	C2Key      string            `json:"c2_key,omitempty"`
+	Profile    string            `json:"profile,omitempty"`
+	Partitions []PartitionResult `json:"partitions,omitempty"`
+	Started    time.Time         `json:"started"`
+	Finished   time.Time         `json:"finished"`
+}
+
+// PartitionResult is one partition's outcome and phase times.
+type PartitionResult struct {
+	Partition   int       `json:"partition"`
+	Host        string    `json:"host"`
+	Device      string    `json:"device"`
+	SynthMS     int64     `json:"synth_ms"`
+	QueueMS     int64     `json:"queue_ms"` // device phase: scheduled to started
+	DeviceMS    int64     `json:"device_ms"`
+	FinalizeMS  int64     `json:"finalize_ms"`
+	Syntheses   int       `json:"syntheses"` // 1 unless the witness was lost
+	Done        bool      `json:"done"`
+	Error       string    `json:"error,omitempty"`
+	FinalizedAt time.Time `json:"finalized_at"`
+}
+
+// BatchResult is the outcome of a batch.
+type BatchResult struct {
+	BatchID string         `json:"batch_id"`
+	Sectors []SectorResult `json:"sectors"`
+}
+
+// Progress is what a sector reports to its batch and its query.
+type Progress struct {
+	SectorID         uint64 `json:"sector_id"`
+	Status           string `json:"status"`
+	Partitions       int    `json:"partitions"`
+	PartitionsDone   int    `json:"partitions_done"`
+	PartitionsFailed int    `json:"partitions_failed"`
+	Resyntheses      int    `json:"resyntheses"`
+}
+
+// BatchProgress answers the batch's progress query.
+type BatchProgress struct {
+	BatchID  string     `json:"batch_id"`
+	Total    int        `json:"total"`
+	Canceled bool       `json:"canceled"`
+	Sectors  []Progress `json:"sectors"`
+}
+
+// Activity inputs and outputs.
+type (
+	ValidateOutput struct {
+		Profile    string `json:"profile"`
+		Partitions int    `json:"partitions"`
+	}
+	SynthInput struct {
+		SectorRef
+		Partition int `json:"partition"`
+	}
+	SynthOutput struct {
+		Host          string `json:"host"`
+		DeviceQueue   string `json:"device_queue"`
+		FinalizeQueue string `json:"finalize_queue"`
+		Handle        string `json:"handle"`
+		Bytes         int64  `json:"bytes"`
+		SynthMS       int64  `json:"synth_ms"`
+	}
+	HandleInput struct {
+		Handle string `json:"handle"`
+	}
+	DeviceOutput struct {
+		Device   string `json:"device"`
+		DeviceMS int64  `json:"device_ms"`
+		QueueMS  int64  `json:"queue_ms"`
+	}
+	FinalizeOutput struct {
+		Proof      []byte `json:"proof"`
+		FinalizeMS int64  `json:"finalize_ms"`
+	}
+	StoreInput struct {
+		SectorRef
+		Profile    string            `json:"profile"`
+		Proofs     [][]byte          `json:"proofs"`
+		Partitions []PartitionResult `json:"partitions"`
+	}
+	StoreOutput struct {
+		C2Key   string `json:"c2_key"`
+		Created bool   `json:"created"`
+	}
+	LookupOutput struct {
+		Found bool   `json:"found"`
+		C2Key string `json:"c2_key"`
+	}
+)

@@ -1,0 +1,187 @@
+// Package workflows holds c2flow's Temporal workflows: deterministic code
+// only, no I/O. Activities are called by name (package job), so this
+// package does not import their implementation.
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/c2flow/c2flow/job"
+)
+
+// SectorWorkflow proves one sector: validate its C1, then every partition
+// concurrently (synthesize -> device phase -> finalize, on the host that
+// synthesized it), then assemble, verify and store the C2. A partition whose
+// witness is lost (host gone, device error) is synthesized again, alone; the
+// sector fails only when a partition exhausts its retries or the C1 is bad.
+func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult, error) {
+	t := in.Timeouts.WithDefaults()
+	retries := in.PartitionRetries
+	if retries <= 0 {
+		retries = 3
+	}
+	res := job.SectorResult{SectorID: in.SectorID, Status: job.StatusRunning, Started: workflow.Now(ctx)}
+	prog := job.Progress{SectorID: in.SectorID, Status: job.StatusRunning}
+	if err := workflow.SetQueryHandler(ctx, job.QueryProgress, func() (job.Progress, error) { return prog, nil }); err != nil {
+		return res, err
+	}
+	report := func() { notifyParent(ctx, prog) }
+
+	fail := func(status string, err error) (job.SectorResult, error) {
+		res.Status, res.Error, res.Finished = status, err.Error(), workflow.Now(ctx)
+		prog.Status = status
+		report()
+		return res, sectorError(err)
+	}
+
+	vctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           job.QueueWorkflow,
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{job.ErrBadC1}},
+	})
+	var v job.ValidateOutput
+	if err := workflow.ExecuteActivity(vctx, job.ActValidateC1, in).Get(ctx, &v); err != nil {
+		return fail(statusOf(ctx, err), fmt.Errorf("sector %d: %w", in.SectorID, err))
+	}
+	res.Profile = v.Profile
+	prog.Partitions = v.Partitions
+	res.Partitions = make([]job.PartitionResult, v.Partitions)
+	proofs := make([][]byte, v.Partitions)
+
+	var firstErr error
+	wg := workflow.NewWaitGroup(ctx)
+	pctx, cancelPartitions := workflow.WithCancel(ctx)
+	for k := 0; k < v.Partitions; k++ {
+		wg.Add(1)
+		workflow.Go(pctx, func(gctx workflow.Context) {
+			defer wg.Done()
+			pr, proof, err := provePartition(gctx, in, k, t, retries)
+			res.Partitions[k] = pr
+			prog.Resyntheses += max(0, pr.Syntheses-1)
+			if err != nil {
+				prog.PartitionsFailed++
+				if firstErr == nil {
+					firstErr = fmt.Errorf("sector %d partition %d: %w", in.SectorID, k, err)
+					cancelPartitions() // the sector has failed: free the hosts
+				}
+			} else {
+				proofs[k] = proof
+				prog.PartitionsDone++
+			}
+			report()
+		})
+	}
+	wg.Wait(ctx)
+	if firstErr != nil {
+		return fail(statusOf(ctx, firstErr), firstErr)
+	}
+
+	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           job.QueueWorkflow,
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10, NonRetryableErrorTypes: []string{job.ErrInvalidProof}},
+	})
+	var so job.StoreOutput
+	err := workflow.ExecuteActivity(sctx, job.ActStoreC2, job.StoreInput{SectorRef: in.SectorRef, Profile: v.Profile, Proofs: proofs, Partitions: res.Partitions}).Get(ctx, &so)
+	if err != nil {
+		return fail(statusOf(ctx, err), fmt.Errorf("sector %d: store C2: %w", in.SectorID, err))
+	}
+	res.C2Key, res.Status, res.Finished = so.C2Key, job.StatusProved, workflow.Now(ctx)
+	prog.Status = job.StatusProved
+	report()
+	return res, nil
+}
+
+// provePartition runs one partition to a verified proof, synthesizing again
+// (on any host) when the device phase or finalize cannot complete on the
+// host that holds the witness.
+func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeouts, retries int) (job.PartitionResult, []byte, error) {
+	pr := job.PartitionResult{Partition: k}
+	logger := workflow.GetLogger(ctx)
+	for {
+		pr.Syntheses++
+		synth := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue:           job.QueueSynth,
+			StartToCloseTimeout: t.Synth,
+			HeartbeatTimeout:    t.Heartbeat,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{job.ErrBadC1, job.ErrNoKeys}},
+		})
+		var so job.SynthOutput
+		if err := workflow.ExecuteActivity(synth, job.ActSynthesize, job.SynthInput{SectorRef: in.SectorRef, Partition: k}).Get(ctx, &so); err != nil {
+			pr.Error = err.Error()
+			return pr, nil, err
+		}
+		pr.Host, pr.SynthMS = so.Host, so.SynthMS
+		hostOpts := func(queue string, startToClose time.Duration, attempts int32) workflow.Context {
+			return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+				TaskQueue:              queue,
+				ScheduleToStartTimeout: t.HostQueue,
+				StartToCloseTimeout:    startToClose,
+				HeartbeatTimeout:       t.Heartbeat,
+				RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: attempts,
+					NonRetryableErrorTypes: []string{job.ErrWitnessLost, job.ErrNoKeys}},
+			})
+		}
+		// The device phase consumes the witness: a failed attempt cannot be
+		// retried on it, only re-synthesized.
+		var do job.DeviceOutput
+		err := workflow.ExecuteActivity(hostOpts(so.DeviceQueue, t.Device, 1), job.ActDevicePhase, job.HandleInput{Handle: so.Handle}).Get(ctx, &do)
+		if err == nil {
+			pr.Device, pr.DeviceMS, pr.QueueMS = do.Device, do.DeviceMS, do.QueueMS
+			var fo job.FinalizeOutput
+			err = workflow.ExecuteActivity(hostOpts(so.FinalizeQueue, t.Finalize, 3), job.ActFinalize, job.HandleInput{Handle: so.Handle}).Get(ctx, &fo)
+			if err == nil {
+				pr.FinalizeMS, pr.Done, pr.Error, pr.FinalizedAt = fo.FinalizeMS, true, "", workflow.Now(ctx)
+				return pr, fo.Proof, nil
+			}
+		}
+		pr.Error = err.Error()
+		if ctx.Err() != nil || temporal.IsCanceledError(err) {
+			return pr, nil, err
+		}
+		if pr.Syntheses >= retries {
+			return pr, nil, fmt.Errorf("gave up after %d syntheses: %w", pr.Syntheses, err)
+		}
+		logger.Warn("partition lost its witness; synthesizing again", "sector", in.SectorID, "partition", k, "host", so.Host, "error", err)
+	}
+}
+
+// sectorError keeps the type of the application error that failed the
+// sector (BadC1, InvalidProof, ...) on the workflow's own error, so callers
+// can tell a bad input from a failure of the fleet.
+func sectorError(err error) error {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ae.Type(), err)
+	}
+	var ce *temporal.CanceledError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), "SectorFailed", err)
+}
+
+func statusOf(ctx workflow.Context, err error) string {
+	var ce *temporal.CanceledError
+	if errors.As(err, &ce) || ctx.Err() != nil {
+		return job.StatusCanceled
+	}
+	return job.StatusFailed
+}
+
+// notifyParent signals progress to the batch that started this sector, if any.
+func notifyParent(ctx workflow.Context, p job.Progress) {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent == nil {
+		return
+	}
+	// Fire and forget: progress is advisory; a batch that is gone must not
+	// fail its sectors. Disconnected so it is sent even while canceling.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	workflow.SignalExternalWorkflow(dctx, parent.ID, "", job.SignalProgress, p)
+}

@@ -1,0 +1,262 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/workflows"
+)
+
+// fakes are activity implementations whose behaviour a test sets; they
+// count calls by name.
+type fakes struct {
+	mu         sync.Mutex
+	calls      map[string]int
+	partitions int
+	validate   error
+	// deviceFail returns an error for the n-th device phase of a partition.
+	deviceFail func(k, n int) error
+	devCount   map[int]int
+	handles    map[string]int
+	stored     *job.StoreInput
+	// onDevice, if set, runs in every device phase, which then waits for
+	// its cancellation.
+	onDevice func()
+}
+
+func newFakes(partitions int) *fakes {
+	return &fakes{calls: map[string]int{}, partitions: partitions, devCount: map[int]int{}, handles: map[string]int{}}
+}
+
+func (f *fakes) count(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[name]
+}
+
+func (f *fakes) register(env interface {
+	RegisterActivityWithOptions(a interface{}, options activity.RegisterOptions)
+}) {
+	inc := func(n string) { f.mu.Lock(); f.calls[n]++; f.mu.Unlock() }
+	env.RegisterActivityWithOptions(func(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+		inc(job.ActValidateC1)
+		if f.validate != nil {
+			return job.ValidateOutput{}, f.validate
+		}
+		return job.ValidateOutput{Profile: "2KiB", Partitions: f.partitions}, nil
+	}, activity.RegisterOptions{Name: job.ActValidateC1})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+		inc(job.ActSynthesize)
+		f.mu.Lock()
+		h := "h" + string(rune('a'+len(f.handles)))
+		f.handles[h] = in.Partition
+		f.mu.Unlock()
+		return job.SynthOutput{Host: "host1", DeviceQueue: "dq", FinalizeQueue: "fq", Handle: h, SynthMS: 5}, nil
+	}, activity.RegisterOptions{Name: job.ActSynthesize})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
+		inc(job.ActDevicePhase)
+		f.mu.Lock()
+		k := f.handles[in.Handle]
+		f.devCount[k]++
+		n := f.devCount[k]
+		f.mu.Unlock()
+		if f.onDevice != nil {
+			f.onDevice()
+			<-ctx.Done()
+			return job.DeviceOutput{}, ctx.Err()
+		}
+		if f.deviceFail != nil {
+			if err := f.deviceFail(k, n); err != nil {
+				return job.DeviceOutput{}, err
+			}
+		}
+		return job.DeviceOutput{Device: "cpu/0", DeviceMS: 7}, nil
+	}, activity.RegisterOptions{Name: job.ActDevicePhase})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
+		inc(job.ActFinalize)
+		return job.FinalizeOutput{Proof: []byte(in.Handle), FinalizeMS: 3}, nil
+	}, activity.RegisterOptions{Name: job.ActFinalize})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
+		inc(job.ActStoreC2)
+		f.mu.Lock()
+		f.stored = &in
+		f.mu.Unlock()
+		return job.StoreOutput{C2Key: "c2/1.proof", Created: true}, nil
+	}, activity.RegisterOptions{Name: job.ActStoreC2})
+	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+		inc(job.ActLookupC2)
+		return job.LookupOutput{}, nil
+	}, activity.RegisterOptions{Name: job.ActLookupC2})
+}
+
+func sectorEnv(t *testing.T, f *fakes) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	workflows.Register(env)
+	f.register(env)
+	return env
+}
+
+var sector = job.SectorInput{SectorRef: job.SectorRef{SectorID: 1, C1Key: "c1/1.json"}}
+
+func TestSectorProvesEveryPartition(t *testing.T) {
+	f := newFakes(4)
+	env := sectorEnv(t, f)
+	env.ExecuteWorkflow(job.SectorWorkflowName, sector)
+	var res job.SectorResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != job.StatusProved || res.C2Key != "c2/1.proof" {
+		t.Fatalf("result %+v", res)
+	}
+	if f.count(job.ActSynthesize) != 4 || f.count(job.ActFinalize) != 4 || f.count(job.ActStoreC2) != 1 {
+		t.Fatalf("calls %v", f.calls)
+	}
+	if len(f.stored.Proofs) != 4 {
+		t.Fatalf("stored %d proofs", len(f.stored.Proofs))
+	}
+	for k, p := range f.stored.Proofs { // in partition order
+		if f.handles[string(p)] != k {
+			t.Fatalf("proof %d came from partition %d", k, f.handles[string(p)])
+		}
+	}
+}
+
+func TestBadC1FailsWithoutSynthesis(t *testing.T) {
+	f := newFakes(4)
+	f.validate = temporal.NewNonRetryableApplicationError("bad C1: comm_d: wrong length", job.ErrBadC1, nil)
+	env := sectorEnv(t, f)
+	env.ExecuteWorkflow(job.SectorWorkflowName, sector)
+	err := env.GetWorkflowError()
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != job.ErrBadC1 {
+		t.Fatalf("got %v, want a BadC1 application error", err)
+	}
+	if f.count(job.ActValidateC1) != 1 {
+		t.Fatalf("a non-retryable error was retried: %d validations", f.count(job.ActValidateC1))
+	}
+	if f.count(job.ActSynthesize) != 0 || f.count(job.ActStoreC2) != 0 {
+		t.Fatalf("work done for a bad C1: %v", f.calls)
+	}
+}
+
+func TestLostWitnessIsResynthesizedAlone(t *testing.T) {
+	f := newFakes(3)
+	f.deviceFail = func(k, n int) error {
+		if k == 1 && n == 1 {
+			return temporal.NewNonRetryableApplicationError("witness gone", job.ErrWitnessLost, nil)
+		}
+		return nil
+	}
+	env := sectorEnv(t, f)
+	env.ExecuteWorkflow(job.SectorWorkflowName, sector)
+	var res job.SectorResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.count(job.ActSynthesize); got != 4 {
+		t.Fatalf("%d syntheses, want 3 + 1 redo", got)
+	}
+	for _, p := range res.Partitions {
+		want := 1
+		if p.Partition == 1 {
+			want = 2
+		}
+		if p.Syntheses != want {
+			t.Fatalf("partition %d synthesized %d times, want %d", p.Partition, p.Syntheses, want)
+		}
+	}
+}
+
+func TestPartitionRetriesExhausted(t *testing.T) {
+	f := newFakes(2)
+	f.deviceFail = func(k, n int) error {
+		if k == 0 {
+			return temporal.NewNonRetryableApplicationError("device error", job.ErrWitnessLost, nil)
+		}
+		return nil
+	}
+	env := sectorEnv(t, f)
+	in := sector
+	in.PartitionRetries = 2
+	env.ExecuteWorkflow(job.SectorWorkflowName, in)
+	if err := env.GetWorkflowError(); err == nil {
+		t.Fatal("sector succeeded with a partition that always fails")
+	}
+	if f.count(job.ActStoreC2) != 0 {
+		t.Fatal("a failed sector stored a C2")
+	}
+	if f.devCount[0] != 2 {
+		t.Fatalf("partition 0 device phases: %d, want 2", f.devCount[0])
+	}
+}
+
+func TestBatchCancel(t *testing.T) {
+	f := newFakes(2)
+	env := sectorEnv(t, f)
+	var once sync.Once
+	f.onDevice = func() {
+		once.Do(func() {
+			go func() { time.Sleep(100 * time.Millisecond); env.SignalWorkflow(job.SignalCancel, nil) }()
+		})
+	}
+	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 1, Sectors: []job.SectorRef{
+		{SectorID: 1, C1Key: "c1/1.json"}, {SectorID: 2, C1Key: "c1/2.json"}}})
+	var res job.BatchResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sectors) != 2 {
+		t.Fatalf("results %+v", res.Sectors)
+	}
+	for _, s := range res.Sectors {
+		if s.Status != job.StatusCanceled {
+			t.Fatalf("sector %d: %s, want canceled", s.SectorID, s.Status)
+		}
+	}
+	if f.count(job.ActStoreC2) != 0 {
+		t.Fatal("a canceled batch stored a C2")
+	}
+}
+
+func TestBatchProvesAllAndReportsProgress(t *testing.T) {
+	f := newFakes(2)
+	env := sectorEnv(t, f)
+	var sectors []job.SectorRef
+	for i := uint64(1); i <= 5; i++ {
+		sectors = append(sectors, job.SectorRef{SectorID: i, C1Key: "c1"})
+	}
+	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 2, ContinueAfter: 100, Sectors: sectors})
+	var res job.BatchResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sectors) != 5 {
+		t.Fatalf("got %d results", len(res.Sectors))
+	}
+	for _, s := range res.Sectors {
+		if s.Status != job.StatusProved {
+			t.Fatalf("sector %d: %s %s", s.SectorID, s.Status, s.Error)
+		}
+	}
+	v, err := env.QueryWorkflow(job.QueryProgress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p job.BatchProgress
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Total != 5 || len(p.Sectors) != 5 || p.Sectors[0].Status != job.StatusProved {
+		t.Fatalf("progress %+v", p)
+	}
+}
