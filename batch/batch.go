@@ -67,12 +67,16 @@ func UploadC1(ctx context.Context, store *storage.Store, files []string) ([]job.
 func EnsureKeys(ctx context.Context, store *storage.Store, paramsDir string, profiles []porep.Profile) error {
 	pc := storage.ParamCache{Local: params.DirStore{Root: paramsDir}, S3: store}
 	for _, p := range profiles {
-		if _, err := params.LoadExisting(ctx, pc, p, nil); err == nil {
-			continue
-		} else if !errors.Is(err, params.ErrNotFound) {
+		k, err := params.LoadExisting(ctx, pc, p, nil)
+		if errors.Is(err, params.ErrNotFound) {
+			k, err = params.Load(ctx, pc, p, nil)
+		}
+		if err != nil {
 			return err
 		}
-		if _, err := params.Load(ctx, pc, p, nil); err != nil {
+		// Keys found in the local cache only are uploaded, vk last: its
+		// presence tells workers the set is complete.
+		if err := pc.Publish(ctx, k.Prefix(), "r1cs", "pk", "vk"); err != nil {
 			return err
 		}
 	}

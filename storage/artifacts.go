@@ -108,3 +108,22 @@ func (c ParamCache) Put(ctx context.Context, key string, write func(io.Writer) e
 	}
 	return c.S3.UploadFile(ctx, key, filepath.Join(c.Local.Root, filepath.FromSlash(key)))
 }
+
+// Publish uploads the local copies of keys under prefix that storage lacks,
+// so that other workers can download them.
+func (c ParamCache) Publish(ctx context.Context, prefix string, names ...string) error {
+	for _, n := range names {
+		key := prefix + n
+		_, err := c.S3.Head(ctx, key)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if err := c.S3.UploadFile(ctx, key, filepath.Join(c.Local.Root, filepath.FromSlash(key))); err != nil {
+			return err
+		}
+	}
+	return nil
+}

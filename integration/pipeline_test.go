@@ -1,0 +1,141 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/storage"
+)
+
+func (s *stack) putC1(c1 *porep.C1) job.SectorRef {
+	s.t.Helper()
+	if err := s.store.PutC1(context.Background(), c1); err != nil {
+		s.t.Fatal(err)
+	}
+	return job.SectorRef{SectorID: c1.SectorID, C1Key: storage.C1Key(c1.SectorID)}
+}
+
+func (s *stack) run(ctx context.Context, o batch.Options, refs []job.SectorRef) job.BatchResult {
+	s.t.Helper()
+	if _, err := batch.Submit(ctx, s.client, refs, o); err != nil {
+		s.t.Fatal(err)
+	}
+	res, err := batch.Wait(ctx, s.client, o.BatchID, time.Second, nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return res
+}
+
+func (s *stack) verifyStored(c1 *porep.C1) error {
+	b, err := s.store.Get(context.Background(), storage.C2Key(c1.SectorID))
+	if err != nil {
+		return err
+	}
+	c2, err := prover.UnmarshalC2(b)
+	if err != nil {
+		return err
+	}
+	return prover.VerifyC2(s.keys.VK, c1.Statement(), c2)
+}
+
+// Two sectors of four partitions and one corrupt C1, two worker processes
+// with a budget of two partitions each.
+func TestBatchEndToEnd(t *testing.T) {
+	s := newStack(t, "32KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	w1 := s.startWorker("w1", host.Config{PartitionWorkers: 2})
+	w2 := s.startWorker("w2", host.Config{PartitionWorkers: 2})
+
+	good := []*porep.C1{poreptest.Sector(t, "32KiB", 101).C1(), poreptest.Sector(t, "32KiB", 102).C1()}
+	bad := poreptest.Sector(t, "32KiB", 103).C1()
+	bad.Partitions[2].Challenges[1].ColumnPath[3].SetUint64(7) // a flipped sibling in partition 2
+	refs := []job.SectorRef{s.putC1(good[0]), s.putC1(bad), s.putC1(good[1])}
+
+	res := s.run(ctx, batch.Options{BatchID: "e2e", MaxInFlight: 3}, refs)
+	byID := map[uint64]job.SectorResult{}
+	for _, r := range res.Sectors {
+		byID[r.SectorID] = r
+	}
+	for _, c1 := range good {
+		r := byID[c1.SectorID]
+		if r.Status != job.StatusProved {
+			t.Fatalf("sector %d: %s: %s", c1.SectorID, r.Status, r.Error)
+		}
+		if err := s.verifyStored(c1); err != nil {
+			t.Fatalf("sector %d: stored C2: %v", c1.SectorID, err)
+		}
+	}
+	if r := byID[103]; r.Status != job.StatusFailed || !bytes.Contains([]byte(r.Error), []byte("comm_c")) {
+		t.Fatalf("corrupt sector: %s %q", r.Status, r.Error)
+	}
+	if _, err := s.store.Get(ctx, storage.C2Key(103)); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("something is stored for the corrupt sector: %v", err)
+	}
+
+	// The same batch again: the completed run answers, nothing is redone.
+	again := s.run(ctx, batch.Options{BatchID: "e2e"}, refs)
+	if len(again.Sectors) != 3 {
+		t.Fatalf("resubmission: %+v", again)
+	}
+	// The sectors in a new batch: their workflows already completed.
+	dup := s.run(ctx, batch.Options{BatchID: "e2e-dup"}, refs[:1])
+	if dup.Sectors[0].Status != job.StatusDuplicate || dup.Sectors[0].C2Key != storage.C2Key(101) {
+		t.Fatalf("duplicate sector: %+v", dup.Sectors[0])
+	}
+
+	for _, w := range []*workerProc{w1, w2} {
+		if err := w.stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var total int
+	for _, w := range []*workerProc{w1, w2} {
+		st := w.readStats()
+		t.Logf("worker %s: %d syntheses, %d device phases, peak in flight %d of %d, peak RSS %d MiB",
+			w.id, st.Host.Syntheses, st.Host.DevicePhases, st.Budget.Peak, st.Budget.Max, st.PeakRSS>>20)
+		if st.Budget.Peak > st.Budget.Max {
+			t.Errorf("worker %s: %d partitions in flight, budget %d", w.id, st.Budget.Peak, st.Budget.Max)
+		}
+		if st.Host.Syntheses == 0 {
+			t.Errorf("worker %s got no work", w.id)
+		}
+		if st.Budget.InFlight != 0 || st.Budget.HeldBytes != 0 {
+			t.Errorf("worker %s: budget not returned: %+v", w.id, st.Budget)
+		}
+		total += st.Host.Syntheses
+	}
+	if total != 8 {
+		t.Errorf("%d syntheses for 8 partitions: work was redone or lost", total)
+	}
+}
+
+// A budget of one partition is never exceeded, even with work for many.
+func TestBudgetOfOne(t *testing.T) {
+	s := newStack(t, "32KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	w := s.startWorker("solo", host.Config{PartitionWorkers: 1})
+	c1 := poreptest.Sector(t, "32KiB", 201).C1()
+	res := s.run(ctx, batch.Options{BatchID: "one"}, []job.SectorRef{s.putC1(c1)})
+	if res.Sectors[0].Status != job.StatusProved {
+		t.Fatalf("%+v", res.Sectors[0])
+	}
+	if err := w.stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := w.readStats()
+	if st.Budget.Peak != 1 || st.Budget.Max != 1 {
+		t.Fatalf("budget stats %+v", st.Budget)
+	}
+}

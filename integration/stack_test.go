@@ -1,0 +1,197 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/devstack"
+	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/storage"
+	"github.com/c2flow/c2flow/storage/s3test"
+)
+
+const envWorker = "C2FLOW_TEST_WORKER"
+
+// workerConfig is what a worker process started by a test runs with.
+type workerConfig struct {
+	Temporal string         `json:"temporal"`
+	S3       storage.Config `json:"s3"`
+	Host     host.Config    `json:"host"`
+}
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(envWorker); v != "" {
+		os.Exit(runWorker(v))
+	}
+	s3test.Main(m)
+}
+
+// runWorker is the body of a worker process: the real host package, as
+// cmd/worker runs it.
+func runWorker(cfgJSON string) int {
+	var cfg workerConfig
+	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Host.Log = quiet
+	c, err := client.DialContext(ctx, client.Options{HostPort: cfg.Temporal, Logger: tlog.NewStructuredLogger(quiet)})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	st, err := storage.Open(ctx, cfg.S3)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	w, err := host.New(ctx, c, st, cfg.Host)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 3
+	}
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// stack is a real Temporal server (in this process), a real S3 server (a
+// child process) and worker processes.
+type stack struct {
+	t        *testing.T
+	temporal *devstack.Server
+	s3       *s3test.Server
+	store    *storage.Store
+	client   client.Client
+	keys     *params.Keys
+}
+
+func newStack(t *testing.T, profile string) *stack {
+	t.Helper()
+	s := &stack{t: t}
+	s.s3 = s3test.Start(t)
+	s.store = s.s3.Store("c2flow")
+	var err error
+	s.temporal, err = devstack.Start(devstack.Options{DBFile: filepath.Join(t.TempDir(), "temporal.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.temporal.Stop)
+	s.client, err = client.Dial(client.Options{HostPort: s.temporal.Addr(),
+		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.client.Close)
+	s.keys = paramstest.Keys(t, profile)
+	if err := batch.EnsureKeys(context.Background(), s.store, paramstest.Dir(), []porep.Profile{s.keys.Profile}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// workerProc is a worker process.
+type workerProc struct {
+	t     *testing.T
+	id    string
+	cmd   *exec.Cmd
+	stats string
+	done  chan error
+}
+
+func (s *stack) startWorker(id string, hc host.Config) *workerProc {
+	s.t.Helper()
+	hc.ID = id
+	hc.ParamsDir = s.t.TempDir() // its own cache: keys come down from S3
+	hc.StatsFile = filepath.Join(s.t.TempDir(), id+".json")
+	if len(hc.Profiles) == 0 {
+		hc.Profiles = []string{s.keys.Profile.Name}
+	}
+	b, _ := json.Marshal(workerConfig{Temporal: s.temporal.Addr(), S3: s.s3.Config("c2flow"), Host: hc})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envWorker+"="+string(b))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	w := &workerProc{t: s.t, id: id, cmd: cmd, stats: hc.StatsFile, done: make(chan error, 1)}
+	go func() { w.done <- cmd.Wait() }()
+	s.t.Cleanup(w.kill)
+	return w
+}
+
+// stop sends SIGTERM and waits: the worker stops polling, finishes its
+// activities and writes its final stats.
+func (w *workerProc) stop() error {
+	if w.cmd.ProcessState != nil {
+		return nil
+	}
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-w.done:
+		return err
+	case <-time.After(60 * time.Second):
+		w.kill()
+		return fmt.Errorf("worker %s did not stop in 60s", w.id)
+	}
+}
+
+// kill is kill -9.
+func (w *workerProc) kill() {
+	if w.cmd.ProcessState == nil {
+		w.cmd.Process.Kill()
+		<-w.done
+	}
+}
+
+func (w *workerProc) readStats() host.Stats {
+	w.t.Helper()
+	var st host.Stats
+	b, err := os.ReadFile(w.stats)
+	if err != nil {
+		w.t.Fatalf("worker %s stats: %v", w.id, err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		w.t.Fatal(err)
+	}
+	return st
+}
+
+// waitStats waits until the worker has written stats that satisfy ok.
+func (w *workerProc) waitStats(timeout time.Duration, ok func(host.Stats) bool) host.Stats {
+	w.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(w.stats); err == nil {
+			var st host.Stats
+			if json.Unmarshal(b, &st) == nil && ok(st) {
+				return st
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.t.Fatalf("worker %s: condition not reached in %v", w.id, timeout)
+	return host.Stats{}
+}
