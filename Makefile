@@ -7,9 +7,10 @@ BIN := bin
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
+# The main job: seal a small batch, run the embedded stack (Temporal with
+# SQLite, versitygw S3, one worker) in one process, prove, verify, summarize.
 demo: build
-	$(BIN)/c2flow seal --profile 32KiB --sectors 1 --out .c2flow/demo
-	$(BIN)/c2flow prove --c1 .c2flow/demo/1.c1.json
+	$(BIN)/c2flow demo --dir .c2flow/demo
 
 # Unit and integration tests. Proving keys made by the tests' development
 # setups are cached under .c2flow/params so packages share them.

@@ -165,9 +165,10 @@ func (h *Host) heartbeat(ctx context.Context, details func() any) (stop func()) 
 }
 
 // async runs f in a goroutine and returns its result, or ctx's error as
-// soon as ctx ends (cancellation is honoured at once; f's late result goes
-// to abandon).
-func async[T any](ctx context.Context, f func() (T, error), abandon func(T)) (T, error) {
+// soon as ctx ends: cancellation is honoured at once, though f (an MSM
+// cannot be interrupted) runs on. after, if set, runs once f has returned,
+// abandoned or not, so state f uses is released only when f is done.
+func async[T any](ctx context.Context, f func() (T, error), after func(v T, err error, abandoned bool)) (T, error) {
 	type result struct {
 		v   T
 		err error
@@ -179,11 +180,15 @@ func async[T any](ctx context.Context, f func() (T, error), abandon func(T)) (T,
 	}()
 	select {
 	case r := <-ch:
+		if after != nil {
+			after(r.v, r.err, false)
+		}
 		return r.v, r.err
 	case <-ctx.Done():
 		go func() {
-			if r := <-ch; r.err == nil && abandon != nil {
-				abandon(r.v)
+			r := <-ch
+			if after != nil {
+				after(r.v, r.err, true)
 			}
 		}()
 		var zero T
@@ -242,16 +247,24 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 	if info := activity.GetInfo(ctx); !info.ScheduledTime.IsZero() {
 		queue = info.StartedTime.Sub(info.ScheduledTime)
 	}
-	stop := h.heartbeat(ctx, func() any { return "device phase " + w.sol.Partition })
+	part := w.sol.Partition
+	stop := h.heartbeat(ctx, func() any { return "device phase " + part })
 	defer stop()
-	pt, err := async(ctx, func() (*prover.Partial, error) { return w.pr.Start(ctx, h.Slots, w.sol) }, nil)
+	pt, err := async(ctx, func() (*prover.Partial, error) { return w.pr.Start(ctx, h.Slots, w.sol) },
+		func(pt *prover.Partial, err error, abandoned bool) {
+			if err != nil || abandoned {
+				// The solution is consumed either way: the workflow
+				// synthesizes again.
+				h.ws.drop(in.Handle)
+				return
+			}
+			w.sol, w.partial = nil, pt
+			h.ws.releaseABC(w) // normally done by OnFreed already
+			h.ws.give(w)
+		})
 	if err != nil {
-		h.ws.drop(in.Handle)
 		return job.DeviceOutput{}, fmt.Errorf("device phase: %w", err)
 	}
-	w.sol, w.partial = nil, pt
-	h.ws.releaseABC(w) // already released by OnFreed; harmless
-	h.ws.give(w)
 	h.count(func(s *HostStats) { s.DevicePhases++ })
 	return job.DeviceOutput{Device: pt.Device, DeviceMS: pt.DeviceTime.Milliseconds(), QueueMS: queue.Milliseconds() + pt.QueueTime.Milliseconds()}, nil
 }
@@ -266,8 +279,8 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		}
 		return job.FinalizeOutput{}, h.witnessLost(in.Handle, "finalize")
 	}
-	defer h.ws.give(w)
-	stop := h.heartbeat(ctx, func() any { return "finalize " + w.partial.Partition })
+	part := w.partial.Partition
+	stop := h.heartbeat(ctx, func() any { return "finalize " + part })
 	defer stop()
 	type out struct {
 		proof []byte
@@ -291,7 +304,14 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 			return out{}, err
 		}
 		return out{proof: b, dur: dur}, nil
-	}, nil)
+	}, func(o out, err error, abandoned bool) {
+		// Only now may a retry use the partial: the finalize is done with it.
+		if err == nil && !abandoned {
+			h.ws.drop(in.Handle)
+			return
+		}
+		h.ws.give(w)
+	})
 	if err != nil {
 		var ae *temporal.ApplicationError
 		if errors.As(err, &ae) && ae.Type() == job.ErrInvalidProof {
@@ -302,7 +322,6 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		}
 		return job.FinalizeOutput{}, err
 	}
-	h.ws.drop(in.Handle)
 	h.count(func(s *HostStats) { s.Finalized++ })
 	return job.FinalizeOutput{Proof: o.proof, FinalizeMS: o.dur.Milliseconds()}, nil
 }

