@@ -266,7 +266,8 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		return job.DeviceOutput{}, fmt.Errorf("device phase: %w", err)
 	}
 	h.count(func(s *HostStats) { s.DevicePhases++ })
-	return job.DeviceOutput{Device: pt.Device, DeviceMS: pt.DeviceTime.Milliseconds(), QueueMS: queue.Milliseconds() + pt.QueueTime.Milliseconds()}, nil
+	return job.DeviceOutput{Device: pt.Device, DeviceMS: pt.DeviceTime.Milliseconds(), QueueMS: queue.Milliseconds() + pt.QueueTime.Milliseconds(),
+		Start: pt.DeviceStart, End: pt.DeviceStart.Add(pt.DeviceTime)}, nil
 }
 
 // Finalize runs the CPU finalize and verifies the partition proof: no

@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// RSS is the process's resident set now (VmRSS).
+func RSS() int64 { return procStatusKB("VmRSS:") * 1024 }
+
 // PeakRSS is the process's peak resident set (VmHWM), sampled by the
 // kernel; 0 where /proc is not available.
 func PeakRSS() int64 { return procStatusKB("VmHWM:") * 1024 }

@@ -165,6 +165,8 @@ type PartitionResult struct {
 	Syntheses   int       `json:"syntheses"` // 1 unless the witness was lost
 	Done        bool      `json:"done"`
 	Error       string    `json:"error,omitempty"`
+	DeviceStart time.Time `json:"device_start"` // device slot held from here (host clock)
+	DeviceEnd   time.Time `json:"device_end"`
 	FinalizedAt time.Time `json:"finalized_at"`
 }
 
@@ -214,9 +216,11 @@ type (
 		Handle string `json:"handle"`
 	}
 	DeviceOutput struct {
-		Device   string `json:"device"`
-		DeviceMS int64  `json:"device_ms"`
-		QueueMS  int64  `json:"queue_ms"`
+		Device   string    `json:"device"`
+		DeviceMS int64     `json:"device_ms"`
+		QueueMS  int64     `json:"queue_ms"`
+		Start    time.Time `json:"start"`
+		End      time.Time `json:"end"`
 	}
 	FinalizeOutput struct {
 		Proof      []byte `json:"proof"`

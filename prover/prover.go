@@ -110,12 +110,13 @@ func (p *Prover) Synthesize(ctx context.Context, c1 *porep.C1, k int) (*Solution
 // Partial is the device phase's result: the G1 MSMs without the proof's
 // randomness, and the wire values the B-in-G2 MSM needs.
 type Partial struct {
-	Partition  string
-	Device     string
-	DeviceTime time.Duration // slot held
-	QueueTime  time.Duration // waited for a slot
-	NTTTime    time.Duration
-	MSMTime    time.Duration
+	Partition   string
+	Device      string
+	DeviceTime  time.Duration // slot held
+	QueueTime   time.Duration // waited for a slot
+	DeviceStart time.Time     // slot acquired
+	NTTTime     time.Duration
+	MSMTime     time.Duration
 
 	ar, bs1, krs, h curve.G1Jac
 	wireB           []fr.Element
@@ -158,7 +159,7 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 		return nil, fmt.Errorf("device phase %s: waiting for a device: %w", sol.Partition, err)
 	}
 	defer slots.Release(dev)
-	pt.QueueTime, pt.Device = time.Since(tq), dev.Name()
+	pt.QueueTime, pt.Device, pt.DeviceStart = time.Since(tq), dev.Name(), time.Now()
 	held := sol.Bytes()
 	p.Log.Info("GPU_START", "partition", sol.Partition, "device", dev.Name(), "bytes", held, "queue_ms", pt.QueueTime.Milliseconds())
 	t0 := time.Now()

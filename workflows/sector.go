@@ -133,6 +133,7 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 		err := workflow.ExecuteActivity(hostOpts(so.DeviceQueue, t.Device, 1), job.ActDevicePhase, job.HandleInput{Handle: so.Handle}).Get(ctx, &do)
 		if err == nil {
 			pr.Device, pr.DeviceMS, pr.QueueMS = do.Device, do.DeviceMS, do.QueueMS
+			pr.DeviceStart, pr.DeviceEnd = do.Start, do.End
 			var fo job.FinalizeOutput
 			err = workflow.ExecuteActivity(hostOpts(so.FinalizeQueue, t.Finalize, 3), job.ActFinalize, job.HandleInput{Handle: so.Handle}).Get(ctx, &fo)
 			if err == nil {

@@ -119,9 +119,23 @@ func trimSuffix(s, suf string) string {
 }
 
 func runBench(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "prover" {
-		return fmt.Errorf("usage: c2flow bench prover --profile P --runs N")
+	if len(args) == 0 {
+		return fmt.Errorf("usage: c2flow bench prover|batch|stats|compare [flags]")
 	}
+	switch args[0] {
+	case "prover":
+		return runBenchProver(ctx, args[1:])
+	case "batch":
+		return runBenchBatch(ctx, args[1:])
+	case "stats":
+		return runBenchStats(args[1:])
+	case "compare":
+		return runBenchCompare(args[1:])
+	}
+	return fmt.Errorf("unknown bench command %q (prover, batch, stats, compare)", args[0])
+}
+
+func runBenchProver(ctx context.Context, args []string) error {
 	fs := newFlags("bench prover")
 	profile := fs.String("profile", "32KiB", "profile")
 	runs := fs.Int("runs", 3, "alternating runs of each prover")
@@ -129,7 +143,7 @@ func runBench(ctx context.Context, args []string) error {
 	pf.add(fs)
 	pf.logFlags.add(fs)
 	pf.level = "warn"
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	p, err := porep.LookupProfile(*profile)

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/bench"
+	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/stats"
+)
+
+func runBenchBatch(ctx context.Context, args []string) error {
+	fs := newFlags("bench batch")
+	var d devFlags
+	if err := d.add(fs); err != nil {
+		return err
+	}
+	var tf cliflags.Temporal
+	tf.Add(fs)
+	profile := fs.String("profile", "32KiB", "profile of freshly sealed sectors (ignored with --c1)")
+	c1 := fs.String("c1", "", "C1 files or directories (distinct sectors) instead of sealing")
+	count := fs.Int("count", 6, "proofs (sectors)")
+	conc := fs.Int("concurrency", 3, "sectors in flight")
+	reps := fs.Int("replicates", 1, "independent runs of the whole batch")
+	out := fs.String("out", "run.json", "raw samples and configuration (replicate i of R > 1: run.rI.json)")
+	external := fs.Bool("external", false, "use the Temporal at --address and S3 of --s3-* flags with their own workers, not the embedded stack")
+	plotPath := fs.String("plot", "", "also draw the device-slot timeline of the (last) run (.svg or .png)")
+	fs.Set("temporal-port", "0")
+	fs.Set("s3-listen", "127.0.0.1:0")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := d.logFlags.Logger()
+	if err != nil {
+		return err
+	}
+	for _, p := range []*string{out, plotPath, c1, &d.dir} {
+		if *p != "" && !strings.Contains(*p, ",") {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return err
+			}
+		}
+	}
+	hc, err := d.hostCfg()
+	if err != nil {
+		return err
+	}
+	// Sectors: sealed fresh (new ids each replicate) or the given files.
+	var p porep.Profile
+	var files []string
+	if *c1 != "" {
+		if files, err = c1Files(strings.Split(*c1, ",")); err != nil {
+			return err
+		}
+		if len(files) < *count {
+			return fmt.Errorf("--count %d but only %d C1 files: a sector is proved once", *count, len(files))
+		}
+		files = files[:*count]
+		first, err := readC1(files[0])
+		if err != nil {
+			return err
+		}
+		p = first.Profile
+		if *reps > 1 {
+			return fmt.Errorf("--replicates needs --profile: the same sectors cannot be proved twice")
+		}
+	} else if p, err = porep.LookupProfile(*profile); err != nil {
+		return err
+	}
+
+	cfg := bench.RunConfig{Profile: p.Name, PartitionWorkers: hc.PartitionWorkers, Backend: "cpu", EarlyG2: hc.EarlyG2}
+	cfg.Environment()
+	var st *devStack
+	if *external {
+		cfg.Stack = tf.Address
+		st = &devStack{done: make(chan error, 1), cancel: func() {}}
+		if st.store, err = d.s3.Open(ctx); err != nil {
+			return err
+		}
+		if st.client, err = tf.Dial(ctx, log); err != nil {
+			return err
+		}
+		defer st.client.Close()
+	} else {
+		if d.s3Addr == "127.0.0.1:0" {
+			if d.s3Addr, err = freeAddr(); err != nil {
+				return err
+			}
+		}
+		cfg.Stack = "embedded"
+		if st, err = d.start(ctx, []string{p.Name}, log); err != nil {
+			return err
+		}
+		defer st.stop()
+		for _, dev := range st.worker.Slots().Devices() {
+			cfg.Devices = append(cfg.Devices, dev.Name())
+		}
+	}
+	for r := 1; r <= *reps; r++ {
+		fs := files
+		if fs == nil {
+			if fs, err = sealFresh(filepath.Join(d.dir, "bench-c1"), p, *count); err != nil {
+				return err
+			}
+		}
+		refs, profiles, err := batch.UploadC1(ctx, st.store, fs)
+		if err != nil {
+			return err
+		}
+		if err := batch.EnsureKeys(ctx, st.store, hc.ParamsDir, profiles); err != nil {
+			return err
+		}
+		var sampler *rssSampler
+		o := bench.BatchOptions{BatchID: fmt.Sprintf("bench-%d", time.Now().UnixNano()), Concurrency: *conc, Config: cfg,
+			Progress: func(l string) { fmt.Fprintln(os.Stderr, l) }}
+		if st.worker != nil {
+			sampler = startRSSSampler(100 * time.Millisecond)
+			w := st.worker
+			o.Workers = func() []bench.WorkerSample {
+				s := w.Stats()
+				return []bench.WorkerSample{{ID: s.ID + " (in-process with Temporal and S3)", PeakRSS: max(sampler.stop(), s.PeakRSS), PeakBudget: s.Budget.Peak, Budget: s.Budget.Max}}
+			}
+		}
+		fmt.Fprintf(os.Stderr, "replicate %d/%d: %d %s sectors at concurrency %d\n", r, *reps, len(refs), p.Name, *conc)
+		run, err := bench.BatchBench(ctx, st.client, refs, o)
+		if err != nil {
+			return err
+		}
+		path := *out
+		if *reps > 1 {
+			path = strings.TrimSuffix(*out, ".json") + fmt.Sprintf(".r%d.json", r)
+		}
+		if err := bench.WriteRun(path, run); err != nil {
+			return err
+		}
+		bench.PrintSummary(os.Stdout, run)
+		fmt.Printf("raw samples: %s\n", path)
+		if *plotPath != "" && r == *reps {
+			if err := bench.PlotTimeline(*plotPath, run); err != nil {
+				return err
+			}
+			fmt.Printf("device timeline: %s\n", *plotPath)
+		}
+	}
+	return nil
+}
+
+// sealFresh seals count sectors with new ids into dir.
+func sealFresh(dir string, p porep.Profile, count int) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	first := uint64(time.Now().UnixNano()/1e6) * 1000
+	var files []string
+	for i := 0; i < count; i++ {
+		s, err := porep.Seal(p, TestSectorInfo(first+uint64(i)))
+		if err != nil {
+			return nil, err
+		}
+		f := filepath.Join(dir, fmt.Sprintf("%d.c1.json", s.SectorID))
+		if err := writeC1(f, s.C1()); err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// rssSampler samples this process's resident set.
+type rssSampler struct {
+	peak chan int64
+	quit chan struct{}
+}
+
+func startRSSSampler(every time.Duration) *rssSampler {
+	s := &rssSampler{peak: make(chan int64, 1), quit: make(chan struct{})}
+	go func() {
+		var peak int64
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			peak = max(peak, host.RSS())
+			select {
+			case <-t.C:
+			case <-s.quit:
+				s.peak <- peak
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *rssSampler) stop() int64 {
+	close(s.quit)
+	return <-s.peak
+}
+
+func runBenchStats(args []string) error {
+	fs := newFlags("bench stats")
+	field := fs.String("field", "gpu_ms", "gpu_ms, synth_ms, finalize_ms, queue_ms or prove_ms")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("usage: c2flow bench stats [--field F] LOG|run.json ...")
+	}
+	for _, path := range fs.Args() {
+		in, err := bench.Load(path)
+		if err != nil {
+			return err
+		}
+		v := in.Samples(*field)
+		skipped := ""
+		if in.Run == nil {
+			f, _ := os.Open(path)
+			ls, _ := stats.ParseLog(f, *field)
+			f.Close()
+			skipped = fmt.Sprintf(" (%d lines skipped)", ls.Skipped)
+		}
+		if len(v) == 0 {
+			return fmt.Errorf("%s: no %s samples%s", path, *field, skipped)
+		}
+		fmt.Printf("%s %s [%s%s]: %s\n", path, *field, in.Format, skipped, stats.Summarize(v))
+	}
+	return nil
+}
+
+func runBenchCompare(args []string) error {
+	fs := newFlags("bench compare")
+	plotPath := fs.String("plot", "", "draw the CDF and histogram of --plot-field for base vs new (.svg or .png)")
+	plotField := fs.String("plot-field", "gpu_ms", "metric of the plot")
+	bsDir := fs.String("benchstat", "", "also write base.txt and new.txt in Go benchmark format into this directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	base, new, err := splitSides(fs.Args())
+	if err != nil {
+		return err
+	}
+	load := func(paths []string) ([]*bench.Input, error) {
+		var out []*bench.Input
+		for _, p := range paths {
+			in, err := bench.Load(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, in)
+		}
+		return out, nil
+	}
+	b, err := load(base)
+	if err != nil {
+		return err
+	}
+	n, err := load(new)
+	if err != nil {
+		return err
+	}
+	rep := bench.CompareInputs(b, n)
+	fmt.Printf("base: %s\nnew:  %s\n", strings.Join(base, " "), strings.Join(new, " "))
+	rep.Print(os.Stdout)
+	if *bsDir != "" {
+		if err := bench.WriteBenchstat(*bsDir, b, n); err != nil {
+			return err
+		}
+		fmt.Printf("benchstat input: %s/base.txt %s/new.txt\n", *bsDir, *bsDir)
+	}
+	if *plotPath != "" {
+		var bv, nv []float64
+		for _, in := range b {
+			bv = append(bv, in.Samples(*plotField)...)
+		}
+		for _, in := range n {
+			nv = append(nv, in.Samples(*plotField)...)
+		}
+		if len(bv) == 0 || len(nv) == 0 {
+			return fmt.Errorf("--plot: no %s samples on one side", *plotField)
+		}
+		if err := bench.PlotCompare(*plotPath, *plotField, bv, nv, "base", "new"); err != nil {
+			return err
+		}
+		fmt.Printf("plot: %s\n", *plotPath)
+	}
+	return nil
+}
+
+// splitSides reads "BASE NEW" or "BASE... -- NEW...".
+func splitSides(args []string) ([]string, []string, error) {
+	for i, a := range args {
+		if a == "--" || a == "vs" {
+			if i == 0 || i == len(args)-1 {
+				break
+			}
+			return args[:i], args[i+1:], nil
+		}
+	}
+	if len(args) == 2 {
+		return args[:1], args[1:], nil
+	}
+	return nil, nil, fmt.Errorf("usage: c2flow bench compare BASE NEW, or BASE1 BASE2 ... vs NEW1 NEW2 ... (replicates)")
+}
