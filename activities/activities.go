@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
@@ -39,6 +41,13 @@ type Host struct {
 	// FaultyFinalize corrupts every proof (tests of the no-invalid-proof
 	// guarantee only).
 	FaultyFinalize bool
+	// PauseAt freezes the host the first time an activity reaches this
+	// phase (synth, device or finalize): it writes PauseFile, takes no new
+	// synthesis and the activity waits for cancellation. Fault tests use it
+	// to kill -9 a worker at a known point.
+	PauseAt   string
+	PauseFile string
+	paused    atomic.Bool
 
 	keys    *KeyCache
 	ws      *witnesses
@@ -94,6 +103,20 @@ func (h *Host) ExpireWitnesses(ctx context.Context, ttl time.Duration) {
 			}
 		}
 	}
+}
+
+// pause implements PauseAt for phase; it returns ctx's error once paused.
+func (h *Host) pause(ctx context.Context, phase string) error {
+	if h.PauseAt != phase || !h.paused.CompareAndSwap(false, true) {
+		return nil
+	}
+	h.Budget.freeze()
+	if h.PauseFile != "" {
+		os.WriteFile(h.PauseFile, []byte(phase), 0o644)
+	}
+	h.Log.Warn("paused for a fault test", "phase", phase)
+	<-ctx.Done()
+	return ctx.Err()
 }
 
 func badC1(sectorID uint64, err error) error {
@@ -213,6 +236,9 @@ func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 		return fmt.Sprintf("synthesizing %d/%d for %v", in.SectorID, in.Partition, time.Since(t0).Round(time.Second))
 	})
 	defer stop()
+	if err := h.pause(ctx, "synth"); err != nil {
+		return job.SynthOutput{}, err
+	}
 	sol, err := async(ctx, func() (*prover.Solution, error) { return pr.Synthesize(ctx, c1, in.Partition) }, nil)
 	if err != nil {
 		return job.SynthOutput{}, err
@@ -222,7 +248,7 @@ func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 	handle := h.ws.put(w)
 	sol.OnFreed = func() { h.ws.releaseABC(w) }
 	h.count(func(s *HostStats) { s.Syntheses++ })
-	return job.SynthOutput{Host: h.ID, DeviceQueue: job.DeviceQueue(h.ID), FinalizeQueue: job.FinalizeQueue(h.ID),
+	return job.SynthOutput{Host: h.ID, DeviceQueue: job.DeviceQueue(h.ID), FinalizeQueue: job.FinalizeQueue(h.ID), ControlQueue: job.ControlQueue(h.ID),
 		Handle: handle, Bytes: w.bytes, SynthMS: sol.SynthTime.Milliseconds()}, nil
 }
 
@@ -250,6 +276,10 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 	part := w.sol.Partition
 	stop := h.heartbeat(ctx, func() any { return "device phase " + part })
 	defer stop()
+	if err := h.pause(ctx, "device"); err != nil {
+		h.ws.give(w)
+		return job.DeviceOutput{}, err
+	}
 	pt, err := async(ctx, func() (*prover.Partial, error) { return w.pr.Start(ctx, h.Slots, w.sol) },
 		func(pt *prover.Partial, err error, abandoned bool) {
 			if err != nil || abandoned {
@@ -282,6 +312,11 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 	}
 	part := w.partial.Partition
 	stop := h.heartbeat(ctx, func() any { return "finalize " + part })
+	if err := h.pause(ctx, "finalize"); err != nil {
+		stop()
+		h.ws.give(w)
+		return job.FinalizeOutput{}, err
+	}
 	defer stop()
 	type out struct {
 		proof []byte
@@ -325,6 +360,13 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 	}
 	h.count(func(s *HostStats) { s.Finalized++ })
 	return job.FinalizeOutput{Proof: o.proof, FinalizeMS: o.dur.Milliseconds()}, nil
+}
+
+// Release drops a witness the workflow no longer needs (its partition
+// failed or was canceled), returning its budget now rather than at expiry.
+func (h *Host) Release(ctx context.Context, in job.HandleInput) error {
+	h.ws.dropWhenIdle(in.Handle)
+	return nil
 }
 
 // StoreC2 assembles the sector's C2 from its partition proofs, verifies

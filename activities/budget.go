@@ -25,6 +25,14 @@ type Budget struct {
 	converting int // running syntheses turned into held witnesses, slot not yet released
 	peak       int // max of running + held
 	heldBytes  int64
+	frozen     bool // no new reservations (fault tests)
+}
+
+// freeze stops all new reservations: the host takes no more synthesis.
+func (b *Budget) freeze() {
+	b.mu.Lock()
+	b.frozen = true
+	b.mu.Unlock()
 }
 
 // NewBudget returns a budget of max partitions.
@@ -41,7 +49,7 @@ var _ worker.SlotSupplier = (*Budget)(nil)
 func (b *Budget) ReserveSlot(ctx context.Context, _ worker.SlotReservationInfo) (*worker.SlotPermit, error) {
 	for {
 		b.mu.Lock()
-		if b.reserved+b.held < b.max {
+		if !b.frozen && b.reserved+b.held < b.max {
 			b.reserved++
 			b.mu.Unlock()
 			return &worker.SlotPermit{}, nil
@@ -60,7 +68,7 @@ func (b *Budget) ReserveSlot(ctx context.Context, _ worker.SlotReservationInfo) 
 func (b *Budget) TryReserveSlot(worker.SlotReservationInfo) *worker.SlotPermit {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.reserved+b.held < b.max {
+	if !b.frozen && b.reserved+b.held < b.max {
 		b.reserved++
 		return &worker.SlotPermit{}
 	}

@@ -20,6 +20,7 @@ type witness struct {
 	bytes   int64            // budget bytes held while sol has a, b, c
 	created time.Time
 	busy    bool // an activity is using it
+	release bool // drop when the activity using it gives it back
 	once    sync.Once
 }
 
@@ -60,7 +61,36 @@ func (ws *witnesses) take(h string) *witness {
 func (ws *witnesses) give(w *witness) {
 	ws.mu.Lock()
 	w.busy = false
+	drop := w.release
 	ws.mu.Unlock()
+	if drop {
+		ws.dropWitness(w)
+	}
+}
+
+// dropWhenIdle drops a witness now, or when the activity using it gives it
+// back.
+func (ws *witnesses) dropWhenIdle(h string) {
+	ws.mu.Lock()
+	w := ws.m[h]
+	if w != nil && w.busy {
+		w.release = true
+		ws.mu.Unlock()
+		return
+	}
+	ws.mu.Unlock()
+	ws.drop(h)
+}
+
+func (ws *witnesses) dropWitness(w *witness) {
+	ws.mu.Lock()
+	for h, x := range ws.m {
+		if x == w {
+			delete(ws.m, h)
+		}
+	}
+	ws.mu.Unlock()
+	ws.releaseABC(w)
 }
 
 // drop forgets a witness, releasing its budget permit if still held.

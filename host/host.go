@@ -48,7 +48,9 @@ type Config struct {
 	WitnessTTL       time.Duration // idle witnesses are dropped after it (0: 15m)
 	ParamsDir        string        // local parameter cache
 	StatsFile        string        // if set, JSON stats are written here every second and at exit
-	FaultyFinalize   bool          // tests only
+	FaultyFinalize   bool          // tests only: corrupt every proof
+	PauseAt          string        // tests only: freeze at synth, device or finalize (see activities.Host)
+	PauseFile        string
 	Log              *slog.Logger
 }
 
@@ -137,7 +139,7 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		return nil, err
 	}
 	h := activities.NewHost(cfg.ID, store, keys, slots, budget, cfg.Log)
-	h.FaultyFinalize = cfg.FaultyFinalize
+	h.FaultyFinalize, h.PauseAt, h.PauseFile = cfg.FaultyFinalize, cfg.PauseAt, cfg.PauseFile
 	w := &Worker{cfg: cfg, host: h, slots: slots}
 
 	devNames := []string{}
@@ -145,7 +147,12 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		devNames = append(devNames, d.Name())
 	}
 	identity := fmt.Sprintf("%s roles=%s devices=%s budget=%d", cfg.ID, strings.Join(cfg.Roles, ","), strings.Join(devNames, ","), budgetN)
-	base := worker.Options{Identity: identity, MaxHeartbeatThrottleInterval: 500 * time.Millisecond, WorkerStopTimeout: 30 * time.Second}
+	// Heartbeats go out at most every 2 s. The SDK gives a heartbeat RPC
+	// no longer than the throttle interval (1 s at least) before it cancels
+	// the activity, so a shorter throttle turns a CPU-starved Temporal
+	// frontend (MSMs saturate the cores) into spurious cancellations; a
+	// cancel therefore reaches an activity within about 2 s.
+	base := worker.Options{Identity: identity, MaxHeartbeatThrottleInterval: 2 * time.Second, WorkerStopTimeout: 30 * time.Second}
 	reg := func(wk worker.Worker, name string, f any) {
 		wk.RegisterActivityWithOptions(f, activity.RegisterOptions{Name: name})
 	}
@@ -187,9 +194,13 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, fin
 		fw := worker.New(c, job.FinalizeQueue(cfg.ID), o)
 		reg(fw, job.ActFinalize, h.Finalize)
-		// Device and finalize queues first: a synthesized witness must find
-		// its host's queues polled.
-		w.workers = append(w.workers, dev, fw, synth)
+		o = base
+		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, 16
+		ctl := worker.New(c, job.ControlQueue(cfg.ID), o)
+		reg(ctl, job.ActRelease, h.Release)
+		// Host queues first: a synthesized witness must find its host's
+		// queues polled.
+		w.workers = append(w.workers, ctl, dev, fw, synth)
 	}
 	cfg.Log.Info("worker ready", "id", cfg.ID, "roles", cfg.Roles, "devices", devNames, "partition_budget", budgetN, "backend", "cpu")
 	return w, nil

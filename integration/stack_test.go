@@ -192,6 +192,7 @@ func (w *workerProc) waitStats(timeout time.Duration, ok func(host.Stats) bool) 
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	w.t.Fatalf("worker %s: condition not reached in %v", w.id, timeout)
+	b, _ := os.ReadFile(w.stats)
+	w.t.Fatalf("worker %s: condition not reached in %v; last stats: %s", w.id, timeout, b)
 	return host.Stats{}
 }

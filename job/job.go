@@ -20,6 +20,9 @@ const (
 func DeviceQueue(host string) string   { return "c2flow-host-" + host + "-device" }
 func FinalizeQueue(host string) string { return "c2flow-host-" + host + "-finalize" }
 
+// ControlQueue is a host's queue for bookkeeping (releasing witnesses).
+func ControlQueue(host string) string { return "c2flow-host-" + host + "-control" }
+
 // Activity names.
 const (
 	ActValidateC1  = "ValidateC1"
@@ -28,6 +31,7 @@ const (
 	ActFinalize    = "Finalize"
 	ActStoreC2     = "StoreC2"
 	ActLookupC2    = "LookupC2"
+	ActRelease     = "Release"
 )
 
 // Application error types.
@@ -95,7 +99,7 @@ func (t Timeouts) WithDefaults() Timeouts {
 	def(&t.Synth, time.Hour)
 	def(&t.Device, time.Hour)
 	def(&t.Finalize, time.Hour)
-	def(&t.Heartbeat, 10*time.Second)
+	def(&t.Heartbeat, 20*time.Second)
 	def(&t.HostQueue, 10*time.Minute)
 	return t
 }
@@ -208,6 +212,7 @@ type (
 		Host          string `json:"host"`
 		DeviceQueue   string `json:"device_queue"`
 		FinalizeQueue string `json:"finalize_queue"`
+		ControlQueue  string `json:"control_queue"`
 		Handle        string `json:"handle"`
 		Bytes         int64  `json:"bytes"`
 		SynthMS       int64  `json:"synth_ms"`

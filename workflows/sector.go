@@ -109,12 +109,20 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 			TaskQueue:           job.QueueSynth,
 			StartToCloseTimeout: t.Synth,
 			HeartbeatTimeout:    t.Heartbeat,
+			// A synthesis that completes as the sector is canceled still
+			// reports its handle, so its witness is released, not leaked.
+			WaitForCancellation: true,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{job.ErrBadC1, job.ErrNoKeys}},
 		})
 		var so job.SynthOutput
 		if err := workflow.ExecuteActivity(synth, job.ActSynthesize, job.SynthInput{SectorRef: in.SectorRef, Partition: k}).Get(ctx, &so); err != nil {
 			pr.Error = err.Error()
+			release(ctx, so) // a completed synthesis reported with the cancel
 			return pr, nil, err
+		}
+		if ctx.Err() != nil {
+			release(ctx, so)
+			return pr, nil, temporal.NewCanceledError()
 		}
 		pr.Host, pr.SynthMS = so.Host, so.SynthMS
 		hostOpts := func(queue string, startToClose time.Duration, attempts int32) workflow.Context {
@@ -142,6 +150,7 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 			}
 		}
 		pr.Error = err.Error()
+		release(ctx, so)
 		if ctx.Err() != nil || temporal.IsCanceledError(err) {
 			return pr, nil, err
 		}
@@ -165,6 +174,21 @@ func sectorError(err error) error {
 		return err
 	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), "SectorFailed", err)
+}
+
+// release tells the host holding a partition's witness to drop it, so a
+// failed or canceled partition gives its budget back at once. Best effort:
+// a dead host needs no release, and an unreleased witness expires.
+func release(ctx workflow.Context, so job.SynthOutput) {
+	if so.ControlQueue == "" {
+		return
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+		TaskQueue: so.ControlQueue, ScheduleToCloseTimeout: 30 * time.Second, StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	workflow.ExecuteActivity(dctx, job.ActRelease, job.HandleInput{Handle: so.Handle}).Get(dctx, nil)
 }
 
 func statusOf(ctx workflow.Context, err error) string {

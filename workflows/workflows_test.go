@@ -59,7 +59,7 @@ func (f *fakes) register(env interface {
 		h := "h" + string(rune('a'+len(f.handles)))
 		f.handles[h] = in.Partition
 		f.mu.Unlock()
-		return job.SynthOutput{Host: "host1", DeviceQueue: "dq", FinalizeQueue: "fq", Handle: h, SynthMS: 5}, nil
+		return job.SynthOutput{Host: "host1", DeviceQueue: "dq", FinalizeQueue: "fq", ControlQueue: "cq", Handle: h, SynthMS: 5}, nil
 	}, activity.RegisterOptions{Name: job.ActSynthesize})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
 		inc(job.ActDevicePhase)
@@ -91,6 +91,10 @@ func (f *fakes) register(env interface {
 		f.mu.Unlock()
 		return job.StoreOutput{C2Key: "c2/1.proof", Created: true}, nil
 	}, activity.RegisterOptions{Name: job.ActStoreC2})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in job.HandleInput) error {
+		inc(job.ActRelease)
+		return nil
+	}, activity.RegisterOptions{Name: job.ActRelease})
 	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
 		inc(job.ActLookupC2)
 		return job.LookupOutput{}, nil
@@ -165,6 +169,9 @@ func TestLostWitnessIsResynthesizedAlone(t *testing.T) {
 	}
 	if got := f.count(job.ActSynthesize); got != 4 {
 		t.Fatalf("%d syntheses, want 3 + 1 redo", got)
+	}
+	if got := f.count(job.ActRelease); got != 1 {
+		t.Fatalf("%d releases, want 1 for the lost witness", got)
 	}
 	for _, p := range res.Partitions {
 		want := 1
