@@ -21,6 +21,7 @@ import (
 
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
@@ -48,6 +49,8 @@ type Host struct {
 	PauseAt   string
 	PauseFile string
 	paused    atomic.Bool
+	// Metrics, if set, records phase durations, retries and failures.
+	Metrics *metrics.Metrics
 
 	keys    *KeyCache
 	ws      *witnesses
@@ -105,6 +108,34 @@ func (h *Host) ExpireWitnesses(ctx context.Context, ttl time.Duration) {
 	}
 }
 
+// observe records an activity's attempt and outcome; it returns err.
+func (h *Host) observe(ctx context.Context, name string, err error) error {
+	if h.Metrics == nil {
+		return err
+	}
+	if activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1 {
+		h.Metrics.Retries.WithLabelValues(name).Inc()
+	}
+	if err != nil {
+		kind := "other"
+		var ae *temporal.ApplicationError
+		switch {
+		case errors.As(err, &ae) && ae.Type() != "":
+			kind = ae.Type()
+		case errors.Is(err, context.Canceled):
+			kind = "canceled"
+		}
+		h.Metrics.Failures.WithLabelValues(name, kind).Inc()
+	}
+	return err
+}
+
+func (h *Host) phase(name string, d time.Duration) {
+	if h.Metrics != nil {
+		h.Metrics.Phase.WithLabelValues(name).Observe(d.Seconds())
+	}
+}
+
 // pause implements PauseAt for phase; it returns ctx's error once paused.
 func (h *Host) pause(ctx context.Context, phase string) error {
 	if h.PauseAt != phase || !h.paused.CompareAndSwap(false, true) {
@@ -145,7 +176,13 @@ func (h *Host) loadC1(ctx context.Context, ref job.SectorRef) (*porep.C1, error)
 
 // ValidateC1 checks a sector's C1 before any synthesis: strict decoding,
 // then every vanilla proof natively.
+// ValidateC1 is the ValidateC1 activity (see doValidateC1).
 func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+	out, err := h.doValidateC1(ctx, in)
+	return out, h.observe(ctx, job.ActValidateC1, err)
+}
+
+func (h *Host) doValidateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
 	c1, err := h.loadC1(ctx, in.SectorRef)
 	if err != nil {
 		if isBadC1(err) {
@@ -222,7 +259,13 @@ func async[T any](ctx context.Context, f func() (T, error), after func(v T, err 
 // Synthesize solves a partition's circuit and keeps the witness in this
 // host's memory. It runs on the synthesis queue, whose slots are the
 // host's Budget.
+// Synthesize is the Synthesize activity (see doSynthesize).
 func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+	out, err := h.doSynthesize(ctx, in)
+	return out, h.observe(ctx, job.ActSynthesize, err)
+}
+
+func (h *Host) doSynthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
 	c1, err := h.loadC1(ctx, in.SectorRef)
 	if err != nil {
 		return job.SynthOutput{}, err
@@ -248,6 +291,7 @@ func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 	handle := h.ws.put(w)
 	sol.OnFreed = func() { h.ws.releaseABC(w) }
 	h.count(func(s *HostStats) { s.Syntheses++ })
+	h.phase("synth", sol.SynthTime)
 	return job.SynthOutput{Host: h.ID, DeviceQueue: job.DeviceQueue(h.ID), FinalizeQueue: job.FinalizeQueue(h.ID), ControlQueue: job.ControlQueue(h.ID),
 		Handle: handle, Bytes: w.bytes, SynthMS: sol.SynthTime.Milliseconds()}, nil
 }
@@ -261,7 +305,13 @@ func (h *Host) witnessLost(handle, phase string) error {
 // DevicePhase runs the split prover's device phase on one of this host's
 // devices. The witness is consumed: on failure it is dropped and the
 // workflow synthesizes the partition again.
+// DevicePhase is the DevicePhase activity (see doDevicePhase).
 func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
+	out, err := h.doDevicePhase(ctx, in)
+	return out, h.observe(ctx, job.ActDevicePhase, err)
+}
+
+func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
 	w := h.ws.take(in.Handle)
 	if w == nil || w.sol == nil {
 		if w != nil {
@@ -296,13 +346,21 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		return job.DeviceOutput{}, fmt.Errorf("device phase: %w", err)
 	}
 	h.count(func(s *HostStats) { s.DevicePhases++ })
+	h.phase("queue", queue+pt.QueueTime)
+	h.phase("device", pt.DeviceTime)
 	return job.DeviceOutput{Device: pt.Device, DeviceMS: pt.DeviceTime.Milliseconds(), QueueMS: queue.Milliseconds() + pt.QueueTime.Milliseconds(),
 		Start: pt.DeviceStart, End: pt.DeviceStart.Add(pt.DeviceTime)}, nil
 }
 
 // Finalize runs the CPU finalize and verifies the partition proof: no
 // invalid proof leaves this host.
+// Finalize is the Finalize activity (see doFinalize).
 func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
+	out, err := h.doFinalize(ctx, in)
+	return out, h.observe(ctx, job.ActFinalize, err)
+}
+
+func (h *Host) doFinalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
 	w := h.ws.take(in.Handle)
 	if w == nil || w.partial == nil {
 		if w != nil {
@@ -359,6 +417,7 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		return job.FinalizeOutput{}, err
 	}
 	h.count(func(s *HostStats) { s.Finalized++ })
+	h.phase("finalize", o.dur)
 	return job.FinalizeOutput{Proof: o.proof, FinalizeMS: o.dur.Milliseconds()}, nil
 }
 
@@ -373,7 +432,13 @@ func (h *Host) Release(ctx context.Context, in job.HandleInput) error {
 // every partition against the verifying key and stores it conditionally.
 // If a C2 is already stored (a retry after a lost response), the stored one
 // is checked and kept.
+// StoreC2 is the StoreC2 activity (see doStoreC2).
 func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
+	out, err := h.doStoreC2(ctx, in)
+	return out, h.observe(ctx, job.ActStoreC2, err)
+}
+
+func (h *Host) doStoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
 	c1, err := h.loadC1(ctx, in.SectorRef)
 	if err != nil {
 		return job.StoreOutput{}, err

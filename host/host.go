@@ -21,6 +21,7 @@ import (
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/storage"
@@ -45,11 +46,12 @@ type Config struct {
 	CPUDevices       int // CPU pseudo-devices (the CPU backend)
 	FinalizeSlots    int // concurrent finalizes (0: one per device)
 	EarlyG2          bool
-	WitnessTTL       time.Duration // idle witnesses are dropped after it (0: 15m)
-	ParamsDir        string        // local parameter cache
-	StatsFile        string        // if set, JSON stats are written here every second and at exit
-	FaultyFinalize   bool          // tests only: corrupt every proof
-	PauseAt          string        // tests only: freeze at synth, device or finalize (see activities.Host)
+	WitnessTTL       time.Duration    // idle witnesses are dropped after it (0: 15m)
+	ParamsDir        string           // local parameter cache
+	StatsFile        string           // if set, JSON stats are written here every second and at exit
+	FaultyFinalize   bool             // tests only: corrupt every proof
+	PauseAt          string           // tests only: freeze at synth, device or finalize (see activities.Host)
+	Metrics          *metrics.Metrics `json:"-"` // optional: Prometheus metrics (the client's SDK handler too)
 	PauseFile        string
 	Log              *slog.Logger
 }
@@ -140,6 +142,13 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	}
 	h := activities.NewHost(cfg.ID, store, keys, slots, budget, cfg.Log)
 	h.FaultyFinalize, h.PauseAt, h.PauseFile = cfg.FaultyFinalize, cfg.PauseAt, cfg.PauseFile
+	if cfg.Metrics != nil {
+		h.Metrics = cfg.Metrics
+		cfg.Metrics.Bind(func() (int, int, int, int64, int) {
+			s := budget.Stats()
+			return s.Max, s.Running, s.Held, s.HeldBytes, s.Peak
+		}, slots.Busy)
+	}
 	w := &Worker{cfg: cfg, host: h, slots: slots}
 
 	devNames := []string{}

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +17,26 @@ import (
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/storage"
+	"github.com/c2flow/c2flow/storage/s3server"
 )
+
+// scrapeMetrics fetches a Prometheus endpoint and checks that each series
+// appears.
+func scrapeMetrics(t *testing.T, url string, want []string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	body := string(b)
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("metrics lack %s", w)
+		}
+	}
+}
 
 func (s *stack) putC1(c1 *porep.C1) job.SectorRef {
 	s.t.Helper()
@@ -54,7 +76,11 @@ func TestBatchEndToEnd(t *testing.T) {
 	s := newStack(t, "32KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	w1 := s.startWorker("w1", host.Config{PartitionWorkers: 2})
+	metricsAddr, err := s3server.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1 := s.startWorkerMetrics("w1", host.Config{PartitionWorkers: 2}, metricsAddr)
 	w2 := s.startWorker("w2", host.Config{PartitionWorkers: 2})
 
 	good := []*porep.C1{poreptest.Sector(t, "32KiB", 101).C1(), poreptest.Sector(t, "32KiB", 102).C1()}
@@ -82,6 +108,19 @@ func TestBatchEndToEnd(t *testing.T) {
 	if _, err := s.store.Get(ctx, storage.C2Key(103)); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("something is stored for the corrupt sector: %v", err)
 	}
+
+	// The worker's Prometheus endpoint: c2flow's own metrics and the SDK's.
+	scrapeMetrics(t, "http://"+metricsAddr+"/metrics", []string{
+		`c2flow_partition_phase_seconds_count{phase="device"}`,
+		`c2flow_partition_phase_seconds_count{phase="synth"}`,
+		`c2flow_partition_phase_seconds_count{phase="queue"}`,
+		`c2flow_partition_phase_seconds_count{phase="finalize"}`,
+		`c2flow_budget_partitions_max 2`,
+		`c2flow_budget_partitions_peak`,
+		`c2flow_device_busy_seconds_total{device="cpu/0"}`,
+		`temporal_activity_execution_latency_seconds_count`,
+		`temporal_worker_task_slots_available`,
+	})
 
 	// The same batch again: the completed run answers, nothing is redone.
 	again := s.run(ctx, batch.Options{BatchID: "e2e"}, refs)

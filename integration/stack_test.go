@@ -19,6 +19,7 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/porep"
@@ -33,6 +34,7 @@ type workerConfig struct {
 	Temporal string         `json:"temporal"`
 	S3       storage.Config `json:"s3"`
 	Host     host.Config    `json:"host"`
+	Metrics  string         `json:"metrics"` // address of the Prometheus endpoint, if any
 }
 
 func TestMain(m *testing.M) {
@@ -54,7 +56,18 @@ func runWorker(cfgJSON string) int {
 	defer stop()
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg.Host.Log = quiet
-	c, err := client.DialContext(ctx, client.Options{HostPort: cfg.Temporal, Logger: tlog.NewStructuredLogger(quiet)})
+	opts := client.Options{HostPort: cfg.Temporal, Logger: tlog.NewStructuredLogger(quiet)}
+	if cfg.Metrics != "" {
+		cfg.Host.Metrics = metrics.New()
+		_, stopMetrics, err := cfg.Host.Metrics.Serve(cfg.Metrics)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer stopMetrics()
+		opts.MetricsHandler = cfg.Host.Metrics.SDKHandler()
+	}
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -122,6 +135,11 @@ type workerProc struct {
 }
 
 func (s *stack) startWorker(id string, hc host.Config) *workerProc {
+	return s.startWorkerMetrics(id, hc, "")
+}
+
+// startWorkerMetrics starts a worker serving Prometheus metrics on addr.
+func (s *stack) startWorkerMetrics(id string, hc host.Config, metricsAddr string) *workerProc {
 	s.t.Helper()
 	hc.ID = id
 	hc.ParamsDir = s.t.TempDir() // its own cache: keys come down from S3
@@ -129,7 +147,7 @@ func (s *stack) startWorker(id string, hc host.Config) *workerProc {
 	if len(hc.Profiles) == 0 {
 		hc.Profiles = []string{s.keys.Profile.Name}
 	}
-	b, _ := json.Marshal(workerConfig{Temporal: s.temporal.Addr(), S3: s.s3.Config("c2flow"), Host: hc})
+	b, _ := json.Marshal(workerConfig{Temporal: s.temporal.Addr(), S3: s.s3.Config("c2flow"), Host: hc, Metrics: metricsAddr})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envWorker+"="+string(b))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

@@ -14,8 +14,11 @@ import (
 
 	gnarklog "github.com/consensys/gnark/logger"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/metrics"
 )
 
 func main() {
@@ -36,6 +39,7 @@ func run(ctx context.Context, args []string) error {
 	tf.Add(fs)
 	sf.Add(fs)
 	lf.Add(fs, "info")
+	metricsAddr := fs.String("metrics", os.Getenv("C2FLOW_METRICS"), "serve Prometheus metrics on this address, e.g. :9090 ($C2FLOW_METRICS)")
 	cfg, err := cliflags.AddHost(fs)
 	if err != nil {
 		return err
@@ -52,7 +56,18 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	hc.Log = log
-	c, err := tf.Dial(ctx, log)
+	var mh client.MetricsHandler
+	if *metricsAddr != "" {
+		hc.Metrics = metrics.New()
+		addr, stop, err := hc.Metrics.Serve(*metricsAddr)
+		if err != nil {
+			return fmt.Errorf("--metrics: %w", err)
+		}
+		defer stop()
+		log.Info("metrics", "url", "http://"+addr+"/metrics")
+		mh = hc.Metrics.SDKHandler()
+	}
+	c, err := tf.Dial(ctx, log, mh)
 	if err != nil {
 		return err
 	}

@@ -38,10 +38,15 @@ func (t *Temporal) Add(fs *flag.FlagSet) {
 	fs.StringVar(&t.Namespace, "namespace", env("TEMPORAL_NAMESPACE", "default"), "Temporal namespace ($TEMPORAL_NAMESPACE)")
 }
 
-// Dial connects to Temporal, logging through log at warn and above.
-func (t *Temporal) Dial(ctx context.Context, log *slog.Logger) (client.Client, error) {
-	c, err := client.DialContext(ctx, client.Options{HostPort: t.Address, Namespace: t.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(levelFilter{log.Handler(), slog.LevelWarn}))})
+// Dial connects to Temporal, logging through log at warn and above; mh,
+// if set, receives the SDK's metrics.
+func (t *Temporal) Dial(ctx context.Context, log *slog.Logger, mh ...client.MetricsHandler) (client.Client, error) {
+	o := client.Options{HostPort: t.Address, Namespace: t.Namespace,
+		Logger: tlog.NewStructuredLogger(slog.New(levelFilter{log.Handler(), slog.LevelWarn}))}
+	if len(mh) > 0 && mh[0] != nil {
+		o.MetricsHandler = mh[0]
+	}
+	c, err := client.DialContext(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("temporal at %s: %w", t.Address, err)
 	}
