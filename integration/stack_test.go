@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv(envWorker); v != "" {
 		os.Exit(runWorker(v))
 	}
+	if v := os.Getenv(envTemporal); v != "" {
+		os.Exit(runTemporal(v))
+	}
 	s3test.Main(m)
 }
 
@@ -138,8 +141,21 @@ func (s *stack) startWorker(id string, hc host.Config) *workerProc {
 	return s.startWorkerMetrics(id, hc, "")
 }
 
+// startWorkerAt starts a worker against another Temporal server.
+func (s *stack) startWorkerAt(temporal, id string, hc host.Config) *workerProc {
+	return s.startWorkerFull(temporal, id, hc, "")
+}
+
+func quietSDKLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+}
+
 // startWorkerMetrics starts a worker serving Prometheus metrics on addr.
 func (s *stack) startWorkerMetrics(id string, hc host.Config, metricsAddr string) *workerProc {
+	return s.startWorkerFull(s.temporal.Addr(), id, hc, metricsAddr)
+}
+
+func (s *stack) startWorkerFull(temporal, id string, hc host.Config, metricsAddr string) *workerProc {
 	s.t.Helper()
 	hc.ID = id
 	hc.ParamsDir = s.t.TempDir() // its own cache: keys come down from S3
@@ -147,7 +163,7 @@ func (s *stack) startWorkerMetrics(id string, hc host.Config, metricsAddr string
 	if len(hc.Profiles) == 0 {
 		hc.Profiles = []string{s.keys.Profile.Name}
 	}
-	b, _ := json.Marshal(workerConfig{Temporal: s.temporal.Addr(), S3: s.s3.Config("c2flow"), Host: hc, Metrics: metricsAddr})
+	b, _ := json.Marshal(workerConfig{Temporal: temporal, S3: s.s3.Config("c2flow"), Host: hc, Metrics: metricsAddr})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envWorker+"="+string(b))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
