@@ -85,9 +85,8 @@ func PlotCompare(path, metric string, base, new []float64, baseName, newName str
 		if err != nil {
 			return err
 		}
-		fill := s.col
-		fill.A = 90
-		h.FillColor, h.LineStyle.Color = fill, s.col
+		// Translucent fill (non-premultiplied) so overlapping bars show both.
+		h.FillColor, h.LineStyle.Color = color.NRGBA{R: s.col.R, G: s.col.G, B: s.col.B, A: 90}, s.col
 		ph.Add(h)
 		ph.Legend.Add(s.name, h)
 	}

@@ -43,6 +43,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 )
 
 // Errors callers branch on.
@@ -99,6 +100,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	opts := []func(*config.LoadOptions) error{
 		config.WithRegion(cfg.Region),
+		// The transfer manager logs checksum notices at debug through the
+		// SDK's default logger; c2flow reports errors itself.
+		config.WithLogger(logging.Nop{}),
 		// A buildable client, not a plain *http.Client: with AWS_CA_BUNDLE
 		// set, LoadDefaultConfig needs to adjust its transport.
 		config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {

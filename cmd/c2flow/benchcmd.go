@@ -206,13 +206,14 @@ func (s *rssSampler) stop() int64 {
 func runBenchStats(args []string) error {
 	fs := newFlags("bench stats")
 	field := fs.String("field", "gpu_ms", "gpu_ms, synth_ms, finalize_ms, queue_ms or prove_ms")
-	if err := fs.Parse(args); err != nil {
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(paths) == 0 {
 		return fmt.Errorf("usage: c2flow bench stats [--field F] LOG|run.json ...")
 	}
-	for _, path := range fs.Args() {
+	for _, path := range paths {
 		in, err := bench.Load(path)
 		if err != nil {
 			return err
@@ -238,10 +239,11 @@ func runBenchCompare(args []string) error {
 	plotPath := fs.String("plot", "", "draw the CDF and histogram of --plot-field for base vs new (.svg or .png)")
 	plotField := fs.String("plot-field", "gpu_ms", "metric of the plot")
 	bsDir := fs.String("benchstat", "", "also write base.txt and new.txt in Go benchmark format into this directory")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
 	}
-	base, new, err := splitSides(fs.Args())
+	base, new, err := splitSides(pos)
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,24 @@ func newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
+// parseInterspersed parses flags that may come after positional
+// arguments (c2flow bench compare A.json B.json --plot p.svg) and returns
+// the positional ones; "vs" and "--" stay as positional separators.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
 // logFlags adds the logging flags shared by every command.
 type logFlags struct {
 	level  string
