@@ -37,13 +37,14 @@ type ProverReport struct {
 	Profile     string
 	Constraints int
 	EarlyG2     bool
+	Device      string
 	Runs        []ProverRun
 }
 
 // ProverBench alternates split and gnark proves of partition 0 of c1, runs
 // times each; both proofs are verified so a fast wrong prover cannot win.
 func ProverBench(ctx context.Context, p *prover.Prover, slots *gpu.Slots, c1 *porep.C1, runs int) (*ProverReport, error) {
-	rep := &ProverReport{Profile: c1.Profile.Name, Constraints: p.Keys.CCS.GetNbConstraints(), EarlyG2: p.EarlyG2}
+	rep := &ProverReport{Profile: c1.Profile.Name, Constraints: p.Keys.CCS.GetNbConstraints(), EarlyG2: p.EarlyG2, Device: slots.Devices()[0].Name()}
 	st := c1.Statement()
 	for i := 0; i < runs; i++ {
 		var r ProverRun
@@ -129,7 +130,7 @@ func (r *ProverReport) Print(w io.Writer) {
 	pct := func(f func(ProverRun) time.Duration) string {
 		return fmt.Sprintf("%5.1f%%", 100*float64(r.med(f))/float64(compute))
 	}
-	fmt.Fprintf(w, "profile %s, %d constraints, %d alternating runs, early_g2=%v (medians, ms)\n", r.Profile, r.Constraints, len(r.Runs), r.EarlyG2)
+	fmt.Fprintf(w, "profile %s, %d constraints, %d alternating runs, device %s, early_g2=%v (medians, ms)\n", r.Profile, r.Constraints, len(r.Runs), r.Device, r.EarlyG2)
 	fmt.Fprintf(w, "  gnark groth16.Prove     %s\n", ms(func(x ProverRun) time.Duration { return x.Gnark }))
 	fmt.Fprintf(w, "  split prove (total)     %s\n", ms(func(x ProverRun) time.Duration { return x.Split }))
 	fmt.Fprintf(w, "    synthesis             %s\n", ms(func(x ProverRun) time.Duration { return x.Synth }))

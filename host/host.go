@@ -43,8 +43,10 @@ type Config struct {
 	// set, derives it from the largest profile's synthesis memory instead.
 	PartitionWorkers int
 	MemoryBudget     int64
-	CPUDevices       int // CPU pseudo-devices (the CPU backend)
-	FinalizeSlots    int // concurrent finalizes (0: one per device)
+	Backend          string // cpu (default) or cuda (a build with -tags cuda)
+	Devices          []int  // cuda: device indices (empty: all visible)
+	CPUDevices       int    // cpu: pseudo-devices sharing the cores
+	FinalizeSlots    int    // concurrent finalizes (0: one per device)
 	EarlyG2          bool
 	WitnessTTL       time.Duration    // idle witnesses are dropped after it (0: 15m)
 	ParamsDir        string           // local parameter cache
@@ -100,6 +102,11 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	if cfg.CPUDevices == 0 {
 		cfg.CPUDevices = 1
 	}
+	// Devices first: a build without CUDA says so before any key loads.
+	slots, err := NewSlots(cfg.Backend, cfg.Devices, cfg.CPUDevices)
+	if err != nil {
+		return nil, err
+	}
 	keys := &activities.KeyCache{Store: storage.ParamCache{Local: params.DirStore{Root: cfg.ParamsDir}, S3: store}, Log: cfg.Log, EarlyG2: cfg.EarlyG2}
 
 	budgetN := cfg.PartitionWorkers
@@ -133,10 +140,6 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		budgetN = 1
 	}
 	budget, err := activities.NewBudget(budgetN)
-	if err != nil {
-		return nil, err
-	}
-	slots, err := gpu.CPUSlots(cfg.CPUDevices, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -211,8 +214,30 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		// queues polled.
 		w.workers = append(w.workers, ctl, dev, fw, synth)
 	}
-	cfg.Log.Info("worker ready", "id", cfg.ID, "roles", cfg.Roles, "devices", devNames, "partition_budget", budgetN, "backend", "cpu")
+	cfg.Log.Info("worker ready", "id", cfg.ID, "roles", cfg.Roles, "devices", devNames, "partition_budget", budgetN, "backend", backendName(cfg.Backend))
 	return w, nil
+}
+
+// NewSlots returns the device slots of a backend: cpu pseudo-devices, or
+// the listed CUDA devices (all visible when none are listed).
+func NewSlots(backend string, devices []int, cpuDevices int) (*gpu.Slots, error) {
+	switch backendName(backend) {
+	case "cpu":
+		if len(devices) > 0 {
+			return nil, fmt.Errorf("--devices selects CUDA devices; the cpu backend takes --cpu-devices")
+		}
+		return gpu.CPUSlots(max(1, cpuDevices), 0)
+	case "cuda":
+		return gpu.CUDASlots(devices)
+	}
+	return nil, fmt.Errorf("unknown backend %q (cpu or cuda)", backend)
+}
+
+func backendName(b string) string {
+	if b == "" {
+		return "cpu"
+	}
+	return b
 }
 
 // ID is the worker's identity.

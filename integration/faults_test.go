@@ -117,12 +117,19 @@ func TestS3OutageMidBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.expectProved(res, c1s)
+}
+
+// expectProved checks every sector of res was proved and its stored C2
+// verifies; c1s are in sector-id order, as results are.
+func (s *stack) expectProved(res job.BatchResult, c1s []*porep.C1) {
+	s.t.Helper()
 	for i, r := range res.Sectors {
 		if r.Status != job.StatusProved {
-			t.Fatalf("sector %d: %s %s", r.SectorID, r.Status, r.Error)
+			s.t.Fatalf("sector %d: %s %s", r.SectorID, r.Status, r.Error)
 		}
 		if err := s.verifyStored(c1s[i]); err != nil {
-			t.Fatal(err)
+			s.t.Fatal(err)
 		}
 	}
 }

@@ -123,13 +123,6 @@ func TestTemporalRestartMidBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range res.Sectors {
-		if r.Status != job.StatusProved {
-			t.Fatalf("sector %d: %s %s", r.SectorID, r.Status, r.Error)
-		}
-		if err := s.verifyStored(c1s[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s.expectProved(res, c1s)
 	w.stop()
 }

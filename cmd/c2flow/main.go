@@ -12,10 +12,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 
 	gnarklog "github.com/consensys/gnark/logger"
+
+	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 )
 
 type command struct {
@@ -99,31 +100,18 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// logFlags adds the logging flags shared by every command.
-type logFlags struct {
-	level  string
-	format string
-}
+// logFlags are cliflags.Log under the names the commands use.
+type logFlags struct{ cliflags.Log }
 
 func (l *logFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&l.level, "log-level", "info", "debug, info, warn or error")
-	fs.StringVar(&l.format, "log-format", "text", "text or json")
+	def := l.Level
+	if def == "" {
+		def = "info"
+	}
+	l.Log.Add(fs, def)
 }
 
-func (l *logFlags) logger() (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(l.level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	o := &slog.HandlerOptions{Level: lv}
-	switch strings.ToLower(l.format) {
-	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, o)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, o)), nil
-	}
-	return nil, fmt.Errorf("--log-format: %q is neither text nor json", l.format)
-}
+func (l *logFlags) logger() (*slog.Logger, error) { return l.Log.Logger() }
 
 // defaultParamsDir is the local parameter cache: $C2FLOW_PARAMS, else the
 // user cache directory.

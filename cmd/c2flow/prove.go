@@ -8,6 +8,7 @@ import (
 
 	"github.com/c2flow/c2flow/bench"
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
@@ -17,6 +18,8 @@ import (
 type proverFlags struct {
 	params  string
 	devices int
+	backend string
+	cuda    string
 	earlyG2 bool
 	logFlags
 }
@@ -28,11 +31,22 @@ func (f *proverFlags) add(fs interface {
 }) {
 	fs.StringVar(&f.params, "params", defaultParamsDir(), "local parameter cache (keys are made by a development setup on first use)")
 	fs.IntVar(&f.devices, "cpu-devices", 1, "CPU pseudo-devices sharing this host's cores")
+	fs.StringVar(&f.backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
+	fs.StringVar(&f.cuda, "devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")
 	fs.BoolVar(&f.earlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
 }
 
 func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prover, *gpu.Slots, error) {
 	log, err := f.logger()
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := gpu.ParseDevices(f.cuda)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Devices first: a build without CUDA says so before any setup runs.
+	slots, err := host.NewSlots(f.backend, ids, f.devices)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,8 +59,7 @@ func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prov
 		return nil, nil, err
 	}
 	pr.EarlyG2 = f.earlyG2
-	slots, err := gpu.CPUSlots(f.devices, 0)
-	return pr, slots, err
+	return pr, slots, nil
 }
 
 func readC1(path string) (*porep.C1, error) {
@@ -71,8 +84,8 @@ func runProve(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "C2 output file (default: <c1 without .c1.json>.c2)")
 	var pf proverFlags
 	pf.add(fs)
+	pf.Level = "warn"
 	pf.logFlags.add(fs)
-	pf.level = "warn"
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,8 +154,8 @@ func runBenchProver(ctx context.Context, args []string) error {
 	runs := fs.Int("runs", 3, "alternating runs of each prover")
 	var pf proverFlags
 	pf.add(fs)
+	pf.Level = "warn"
 	pf.logFlags.add(fs)
-	pf.level = "warn"
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

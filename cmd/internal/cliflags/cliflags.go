@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -168,11 +169,14 @@ func AddHost(fs *flag.FlagSet) (func() (host.Config, error), error) {
 	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
 	fs.StringVar(&c.ParamsDir, "params", defaultParams(), "local parameter cache")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
-	backend := fs.String("backend", "cpu", "device backend: cpu (cuda needs a build with -tags cuda)")
+	fs.StringVar(&c.Backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
+	devices := fs.String("devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")
 	return func() (host.Config, error) {
-		if *backend != "cpu" {
-			return c, fmt.Errorf("--backend %s: this build has only the cpu backend", *backend)
+		ids, err := gpu.ParseDevices(*devices)
+		if err != nil {
+			return c, err
 		}
+		c.Devices = ids
 		c.Roles = split(*roles)
 		c.Profiles = split(*profiles)
 		return c, nil

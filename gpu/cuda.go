@@ -1,0 +1,263 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	icicle_core "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/core"
+	icicle_bls "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381"
+	icicle_msm "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381/msm"
+	icicle_ntt "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381/ntt"
+	icicle_runtime "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/runtime"
+)
+
+// HasCUDA reports whether this build has the CUDA backend.
+const HasCUDA = true
+
+// icicle loads its device backends once per process (the library's own
+// global state), so this package does too.
+var (
+	loadOnce sync.Once
+	loadErr  error
+)
+
+func loadICICLE() error {
+	loadOnce.Do(func() {
+		if e := icicle_runtime.LoadBackendFromEnvOrDefault(); e != icicle_runtime.Success {
+			loadErr = fmt.Errorf("icicle: load backend (set ICICLE_BACKEND_INSTALL_DIR): %s", e.AsString())
+		}
+	})
+	return loadErr
+}
+
+// CUDA is one GPU through icicle. Proving-key bases are uploaded once per
+// device and kept (like cuzk's pinned SRS), keyed by the identity of the
+// base slice; scalars and NTT vectors travel per call.
+type CUDA struct {
+	id     int
+	device icicle_runtime.Device
+	mu     sync.Mutex
+	bases  map[basesKey]icicle_core.DeviceSlice
+	domain uint64 // size the NTT domain was initialised for
+}
+
+type basesKey struct {
+	first *curve.G1Affine
+	n     int
+}
+
+// NewCUDA opens CUDA device id.
+func NewCUDA(id int) (*CUDA, error) {
+	if err := loadICICLE(); err != nil {
+		return nil, err
+	}
+	dev := icicle_runtime.CreateDevice("CUDA", id)
+	if !icicle_runtime.IsDeviceAvailable(&dev) {
+		return nil, fmt.Errorf("cuda device %d is not available", id)
+	}
+	return &CUDA{id: id, device: dev, bases: map[basesKey]icicle_core.DeviceSlice{}}, nil
+}
+
+// CUDADeviceCount is the number of visible CUDA devices.
+func CUDADeviceCount() (int, error) {
+	if err := loadICICLE(); err != nil {
+		return 0, err
+	}
+	dev := icicle_runtime.CreateDevice("CUDA", 0)
+	if e := icicle_runtime.SetDevice(&dev); e != icicle_runtime.Success {
+		return 0, fmt.Errorf("cuda: %s", e.AsString())
+	}
+	n, e := icicle_runtime.GetDeviceCount()
+	if e != icicle_runtime.Success {
+		return 0, fmt.Errorf("cuda: device count: %s", e.AsString())
+	}
+	return n, nil
+}
+
+// CUDASlots returns one slot per listed device (all visible if none).
+func CUDASlots(ids []int) (*Slots, error) {
+	if len(ids) == 0 {
+		n, err := CUDADeviceCount()
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("cuda: no device visible")
+		}
+		for i := 0; i < n; i++ {
+			ids = append(ids, i)
+		}
+	}
+	devs := make([]Backend, len(ids))
+	for i, id := range ids {
+		d, err := NewCUDA(id)
+		if err != nil {
+			return nil, err
+		}
+		devs[i] = d
+	}
+	return NewSlots(devs...), nil
+}
+
+// Name implements Backend.
+func (c *CUDA) Name() string { return fmt.Sprintf("cuda/%d", c.id) }
+
+// run executes f on the device: icicle binds a device to an OS thread.
+func (c *CUDA) run(f func() error) error {
+	done := make(chan error, 1)
+	icicle_runtime.RunOnDevice(&c.device, func(...any) { done <- f() })
+	return <-done
+}
+
+func ierr(what string, e icicle_runtime.EIcicleError) error {
+	if e == icicle_runtime.Success {
+		return nil
+	}
+	return fmt.Errorf("cuda: %s: %s", what, e.AsString())
+}
+
+// resident returns the device copy of a base slice, uploading it (and
+// leaving Montgomery form) on first use.
+func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, error) {
+	key := basesKey{&points[0], len(points)}
+	if d, ok := c.bases[key]; ok {
+		return d, nil
+	}
+	var d icicle_core.DeviceSlice
+	icicle_core.HostSliceFromElements(points).CopyToDevice(&d, true)
+	if err := ierr("bases from Montgomery form", icicle_bls.AffineFromMontgomery(d)); err != nil {
+		d.Free()
+		return d, err
+	}
+	c.bases[key] = d
+	return d, nil
+}
+
+// MSMG1 implements Backend on the GPU.
+func (c *CUDA) MSMG1(ctx context.Context, points []curve.G1Affine, scalars []fr.Element) (curve.G1Jac, error) {
+	var res curve.G1Jac
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if len(points) != len(scalars) {
+		return res, fmt.Errorf("msm g1: %d points, %d scalars", len(points), len(scalars))
+	}
+	if len(points) == 0 {
+		return res, nil // Z = 0: the point at infinity
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.run(func() error {
+		bases, err := c.resident(points)
+		if err != nil {
+			return err
+		}
+		cfg := icicle_msm.GetDefaultMSMConfig()
+		cfg.AreScalarsMontgomeryForm = true
+		out := make(icicle_core.HostSlice[icicle_bls.Projective], 1)
+		if err := ierr("msm g1", icicle_msm.Msm(icicle_core.HostSliceFromElements(scalars), bases, &cfg, out)); err != nil {
+			return err
+		}
+		res = projectiveToJac(out[0])
+		return nil
+	})
+	return res, err
+}
+
+// projectiveToJac converts icicle's projective (X/Z, Y/Z), standard form,
+// little-endian limbs, to gnark's Jacobian.
+func projectiveToJac(p icicle_bls.Projective) curve.G1Jac {
+	px, _ := fp.LittleEndian.Element((*[fp.Bytes]byte)(p.X.ToBytesLittleEndian()))
+	py, _ := fp.LittleEndian.Element((*[fp.Bytes]byte)(p.Y.ToBytesLittleEndian()))
+	pz, _ := fp.LittleEndian.Element((*[fp.Bytes]byte)(p.Z.ToBytesLittleEndian()))
+	var j curve.G1Jac
+	if pz.IsZero() {
+		return j
+	}
+	var zInv fp.Element
+	zInv.Inverse(&pz)
+	var a curve.G1Affine
+	a.X.Mul(&px, &zInv)
+	a.Y.Mul(&py, &zInv)
+	j.FromAffine(&a)
+	return j
+}
+
+// initDomain makes the device's NTT domain cover n points.
+func (c *CUDA) initDomain(n uint64) error {
+	if c.domain >= n {
+		return nil
+	}
+	if c.domain > 0 {
+		if err := ierr("release ntt domain", icicle_ntt.ReleaseDomain()); err != nil {
+			return err
+		}
+	}
+	gen, err := fft.Generator(n)
+	if err != nil {
+		return err
+	}
+	bits := gen.Bits()
+	var rou icicle_bls.ScalarField
+	rou.FromLimbs(icicle_core.ConvertUint64ArrToUint32Arr(bits[:]))
+	if err := ierr("init ntt domain", icicle_ntt.InitDomain(rou, icicle_core.GetDefaultNTTInitDomainConfig())); err != nil {
+		return err
+	}
+	c.domain = n
+	return nil
+}
+
+// ntt runs one transform on the device with gnark's orderings: the vector
+// goes up, leaves Montgomery form, is transformed, comes back.
+func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, dir icicle_core.NTTDir, ord icicle_core.Ordering, coset bool) error {
+	if err := checkNTT(ctx, d, v); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.run(func() error {
+		if err := c.initDomain(d.Cardinality); err != nil {
+			return err
+		}
+		cfg := icicle_ntt.GetDefaultNttConfig()
+		cfg.Ordering = ord
+		if coset {
+			// The prover divides by Z on the coset of FrMultiplicativeGen:
+			// the device must use the same coset.
+			bits := d.FrMultiplicativeGen.Bits()
+			copy(cfg.CosetGen[:], icicle_core.ConvertUint64ArrToUint32Arr(bits[:]))
+		}
+		host := icicle_core.HostSliceFromElements(v)
+		var dev icicle_core.DeviceSlice
+		host.CopyToDevice(&dev, true)
+		defer dev.Free()
+		if err := ierr("ntt input from Montgomery form", icicle_bls.FromMontgomery(dev)); err != nil {
+			return err
+		}
+		if err := ierr("ntt", icicle_ntt.Ntt(dev, dir, &cfg, dev)); err != nil {
+			return err
+		}
+		if err := ierr("ntt output to Montgomery form", icicle_bls.ToMontgomery(dev)); err != nil {
+			return err
+		}
+		host.CopyFromDevice(&dev)
+		return nil
+	})
+}
+
+// INTT implements Backend: natural order in, bit-reversed out (gnark's DIF).
+func (c *CUDA) INTT(ctx context.Context, d *fft.Domain, v []fr.Element, coset bool) error {
+	return c.ntt(ctx, d, v, icicle_core.KInverse, icicle_core.KNR, coset)
+}
+
+// NTT implements Backend: bit-reversed in, natural order out (gnark's DIT).
+func (c *CUDA) NTT(ctx context.Context, d *fft.Domain, v []fr.Element, coset bool) error {
+	return c.ntt(ctx, d, v, icicle_core.KForward, icicle_core.KRN, coset)
+}

@@ -1,0 +1,72 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"math/big"
+	"testing"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+)
+
+// The CUDA backend agrees with the CPU backend on MSMs and every NTT the
+// device phase uses.
+func TestCUDAMatchesCPU(t *testing.T) {
+	gpu, err := NewCUDA(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := &CPU{}
+	ctx := context.Background()
+	const n = 1 << 12
+	_, _, g1, _ := curve.Generators()
+	points := make([]curve.G1Affine, n)
+	scalars := make([]fr.Element, n)
+	for i := range points {
+		var s fr.Element
+		s.SetRandom()
+		points[i].ScalarMultiplication(&g1, s.BigInt(new(big.Int)))
+		scalars[i].SetRandom()
+	}
+	want, _ := cpu.MSMG1(ctx, points, scalars)
+	for rep := 0; rep < 2; rep++ { // the second call uses the resident bases
+		got, err := gpu.MSMG1(ctx, points, scalars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(&want) {
+			t.Fatalf("msm g1 differs (call %d)", rep)
+		}
+	}
+	d := fft.NewDomain(n)
+	for _, tc := range []struct {
+		name  string
+		coset bool
+		f     func(Backend, []fr.Element) error
+	}{
+		{"intt", false, func(b Backend, v []fr.Element) error { return b.INTT(ctx, d, v, false) }},
+		{"intt coset", true, func(b Backend, v []fr.Element) error { return b.INTT(ctx, d, v, true) }},
+		{"ntt", false, func(b Backend, v []fr.Element) error { return b.NTT(ctx, d, v, false) }},
+		{"ntt coset", true, func(b Backend, v []fr.Element) error { return b.NTT(ctx, d, v, true) }},
+	} {
+		a := make([]fr.Element, n)
+		for i := range a {
+			a[i].SetRandom()
+		}
+		b := append([]fr.Element(nil), a...)
+		if err := tc.f(cpu, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.f(gpu, b); err != nil {
+			t.Fatal(err)
+		}
+		for i := range a {
+			if !a[i].Equal(&b[i]) {
+				t.Fatalf("%s differs at %d", tc.name, i)
+			}
+		}
+	}
+}
