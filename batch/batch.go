@@ -13,6 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
@@ -26,6 +27,7 @@ type Options struct {
 	MaxInFlight      int
 	PartitionRetries int
 	Timeouts         job.Timeouts
+	Priority         int // 1 (most urgent) to 5; 0: 3
 }
 
 // UploadC1 checks C1 files locally (strict decoding) and stores them,
@@ -90,12 +92,13 @@ func Submit(ctx context.Context, c client.Client, refs []job.SectorRef, o Option
 	if o.BatchID == "" {
 		return nil, errors.New("batch id is required")
 	}
-	in := job.BatchInput{BatchID: o.BatchID, Sectors: refs, MaxInFlight: o.MaxInFlight, PartitionRetries: o.PartitionRetries, Timeouts: o.Timeouts}
+	in := job.BatchInput{BatchID: o.BatchID, Sectors: refs, MaxInFlight: o.MaxInFlight, PartitionRetries: o.PartitionRetries, Timeouts: o.Timeouts, Priority: o.Priority}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       job.BatchWorkflowID(o.BatchID),
 		TaskQueue:                job.QueueWorkflow,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		Priority:                 temporal.Priority{PriorityKey: job.TaskPriority(o.Priority)},
 	}, job.BatchWorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

@@ -124,11 +124,24 @@ type BatchInput struct {
 	ContinueAfter int `json:"continue_after"`
 	// Done carries results across continue-as-new.
 	Done []SectorResult `json:"done,omitempty"`
+	// Priority of every task of the batch: 1 (most urgent, e.g. sectors
+	// near their deadline) to 5; 0 is the default, 3. Temporal's matching
+	// serves higher priorities first on every queue.
+	Priority int `json:"priority,omitempty"`
+}
+
+// TaskPriority maps a batch priority to Temporal's priority key.
+func TaskPriority(p int) int {
+	if p < 1 || p > 5 {
+		return 3
+	}
+	return p
 }
 
 // SectorInput is one sector's proving job.
 type SectorInput struct {
-	BatchID string `json:"batch_id"`
+	BatchID  string `json:"batch_id"`
+	Priority int    `json:"priority,omitempty"`
 	SectorRef
 	PartitionRetries int      `json:"partition_retries"`
 	Timeouts         Timeouts `json:"timeouts"`

@@ -81,10 +81,11 @@ func BatchWorkflow(ctx workflow.Context, in job.BatchInput) (job.BatchResult, er
 				TaskQueue:             job.QueueWorkflow,
 				WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 				WaitForCancellation:   true,
+				Priority:              temporal.Priority{PriorityKey: job.TaskPriority(in.Priority)},
 			})
 			start := workflow.Now(ctx)
 			f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
-				BatchID: in.BatchID, SectorRef: ref, PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts})
+				BatchID: in.BatchID, Priority: in.Priority, SectorRef: ref, PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts})
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
 				var r job.SectorResult
@@ -117,7 +118,7 @@ func BatchWorkflow(ctx workflow.Context, in job.BatchInput) (job.BatchResult, er
 				// start afresh with the rest.
 				return job.BatchResult{}, workflow.NewContinueAsNewError(ctx, job.BatchWorkflowName, job.BatchInput{
 					BatchID: in.BatchID, Sectors: in.Sectors[next:], MaxInFlight: in.MaxInFlight,
-					PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts, ContinueAfter: in.ContinueAfter, Done: results})
+					PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts, ContinueAfter: in.ContinueAfter, Done: results, Priority: in.Priority})
 			}
 		}
 		sel.Select(ctx)

@@ -31,6 +31,8 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 		return res, err
 	}
 	report := func() { notifyParent(ctx, prog) }
+	// Every activity of the sector carries the batch's priority.
+	ctx = workflow.WithPriority(ctx, temporal.Priority{PriorityKey: job.TaskPriority(in.Priority)})
 
 	fail := func(status string, err error) (job.SectorResult, error) {
 		res.Status, res.Error, res.Finished = status, err.Error(), workflow.Now(ctx)

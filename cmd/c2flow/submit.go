@@ -55,6 +55,7 @@ func runSubmit(ctx context.Context, args []string) error {
 	id := fs.String("batch-id", "", "batch id (default: derived from the sector ids, so a resubmission is the same batch)")
 	wait := fs.Bool("wait", false, "wait for the batch and print its result")
 	inFlight := fs.Int("max-in-flight", 8, "sectors proved at once")
+	prio := fs.Int("priority", 0, "1 (most urgent: sectors near their deadline) to 5; default 3")
 	params := fs.String("params", defaultParamsDir(), "local parameter cache (keys are made here if storage has none)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -79,7 +80,7 @@ func runSubmit(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	res, err := submitAndWait(ctx, c, store, files, *params, batch.Options{BatchID: *id, MaxInFlight: *inFlight}, *wait)
+	res, err := submitAndWait(ctx, c, store, files, *params, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
 	if err != nil || !*wait {
 		return err
 	}
