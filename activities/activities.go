@@ -343,6 +343,11 @@ func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.Devic
 			h.ws.give(w)
 		})
 	if err != nil {
+		if h.Slots.Healthy() == 0 {
+			// No device left: take no more synthesis, let other hosts work.
+			h.Budget.freeze()
+			h.Log.Error("every device is quarantined: this host takes no more work", "quarantined", h.Slots.Quarantined())
+		}
 		return job.DeviceOutput{}, fmt.Errorf("device phase: %w", err)
 	}
 	h.count(func(s *HostStats) { s.DevicePhases++ })

@@ -66,8 +66,10 @@ type Stats struct {
 	Budget  activities.BudgetStats   `json:"budget"`
 	Host    activities.HostStats     `json:"host"`
 	Busy    map[string]time.Duration `json:"device_busy"`
-	PeakRSS int64                    `json:"peak_rss_bytes"`
-	At      time.Time                `json:"at"`
+	// Quarantined devices and the error that took each out.
+	Quarantined map[string]string `json:"quarantined,omitempty"`
+	PeakRSS     int64             `json:"peak_rss_bytes"`
+	At          time.Time         `json:"at"`
 }
 
 // Worker is a configured worker process, ready to run.
@@ -256,7 +258,7 @@ func (w *Worker) Stats() Stats {
 		devs = append(devs, d.Name())
 	}
 	return Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: devs, Budget: w.host.Budget.Stats(), Host: w.host.Stats(),
-		Busy: w.slots.Busy(), PeakRSS: PeakRSS(), At: time.Now()}
+		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), PeakRSS: PeakRSS(), At: time.Now()}
 }
 
 // Run starts the workers and blocks until ctx ends, then stops them:

@@ -158,7 +158,17 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 	if err != nil {
 		return nil, fmt.Errorf("device phase %s: waiting for a device: %w", sol.Partition, err)
 	}
-	defer slots.Release(dev)
+	// A device that fails an operation is quarantined, not handed to the
+	// next partition; this one is synthesized again by its workflow.
+	var devErr error
+	defer func() {
+		if devErr != nil && ctx.Err() == nil {
+			slots.Fail(dev, devErr)
+			p.Log.Error("DEVICE_QUARANTINED", "device", dev.Name(), "partition", sol.Partition, "error", devErr)
+			return
+		}
+		slots.Release(dev)
+	}()
 	pt.QueueTime, pt.Device, pt.DeviceStart = time.Since(tq), dev.Name(), time.Now()
 	held := sol.Bytes()
 	p.Log.Info("GPU_START", "partition", sol.Partition, "device", dev.Name(), "bytes", held, "queue_ms", pt.QueueTime.Milliseconds())
@@ -166,7 +176,8 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 
 	h, err := computeH(ctx, dev, sol, pk)
 	if err != nil {
-		return nil, fmt.Errorf("device phase %s: H: %w", sol.Partition, err)
+		devErr = err
+		return nil, fmt.Errorf("device phase %s on %s: H: %w", sol.Partition, dev.Name(), err)
 	}
 	if sol.OnFreed != nil {
 		sol.OnFreed()
@@ -187,7 +198,8 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 		{&pt.h, pk.G1.Z, h[:sizeH]},
 	} {
 		if *m.dst, err = dev.MSMG1(ctx, m.points, m.scalars); err != nil {
-			return nil, fmt.Errorf("device phase %s: %w", sol.Partition, err)
+			devErr = err
+			return nil, fmt.Errorf("device phase %s on %s: %w", sol.Partition, dev.Name(), err)
 		}
 	}
 	pt.MSMTime = time.Since(t1)

@@ -2,10 +2,12 @@ package prover_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/c2flow/c2flow/gpu"
@@ -158,4 +160,44 @@ func TestC2RejectsGarbage(t *testing.T) {
 		}
 	}
 	var _ *groth16bls.Proof
+}
+
+// failingDevice is a device whose MSMs fail, as a GPU with an ECC error would.
+type failingDevice struct{ gpu.CPU }
+
+func (f *failingDevice) Name() string { return "failing/0" }
+func (f *failingDevice) MSMG1(context.Context, []curve.G1Affine, []fr.Element) (curve.G1Jac, error) {
+	return curve.G1Jac{}, errors.New("device lost")
+}
+
+// A device that fails is quarantined; the partition, synthesized again,
+// proves on a healthy device of the same pool.
+func TestFailingDeviceIsQuarantined(t *testing.T) {
+	p := newProver(t, "2KiB")
+	slots := gpu.NewSlots(&failingDevice{}, &gpu.CPU{ID: 1})
+	c1 := poreptest.Sector(t, "2KiB", 41).C1()
+	ctx := context.Background()
+	var proof *groth16bls.Proof
+	for attempt := 0; attempt < 2 && proof == nil; attempt++ {
+		sol, err := p.Synthesize(ctx, c1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt, err := p.Start(ctx, slots, sol)
+		if err != nil {
+			continue
+		}
+		if proof, _, err = p.Finish(ctx, pt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if proof == nil {
+		t.Fatal("no proof after the failing device was quarantined")
+	}
+	if err := prover.Verify(p.Keys.VK, c1.Statement(), 0, proof); err != nil {
+		t.Fatal(err)
+	}
+	if q := slots.Quarantined(); len(q) != 1 || q["failing/0"] == "" || slots.Healthy() != 1 {
+		t.Fatalf("quarantined %v, healthy %d", q, slots.Healthy())
+	}
 }
