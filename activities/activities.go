@@ -78,6 +78,10 @@ func NewHost(id string, store *storage.Store, keys *KeyCache, slots *gpu.Slots, 
 		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget}, hasher: porep.NewHasher()}
 }
 
+// Witnesses is the number of partitions whose witness is in this host's
+// memory (synthesized, not yet finalized).
+func (h *Host) Witnesses() int { return h.ws.len() }
+
 // Stats returns the host's counters.
 func (h *Host) Stats() HostStats {
 	h.statsMu.Lock()

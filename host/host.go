@@ -49,6 +49,7 @@ type Config struct {
 	FinalizeSlots    int    // concurrent finalizes (0: one per device)
 	EarlyG2          bool
 	WitnessTTL       time.Duration    // idle witnesses are dropped after it (0: 15m)
+	DrainTimeout     time.Duration    // on stop, time given to witnesses in memory to finish (0: 2m)
 	ParamsDir        string           // local parameter cache
 	StatsFile        string           // if set, JSON stats are written here every second and at exit
 	FaultyFinalize   bool             // tests only: corrupt every proof
@@ -78,6 +79,7 @@ type Worker struct {
 	host    *activities.Host
 	slots   *gpu.Slots
 	workers []worker.Worker
+	synth   worker.Worker // stopped first on shutdown
 }
 
 // New validates the configuration, loads the profiles' keys and builds the
@@ -100,6 +102,9 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	}
 	if cfg.WitnessTTL == 0 {
 		cfg.WitnessTTL = 15 * time.Minute
+	}
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = 2 * time.Minute
 	}
 	if cfg.CPUDevices == 0 {
 		cfg.CPUDevices = 1
@@ -215,6 +220,7 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		// Host queues first: a synthesized witness must find its host's
 		// queues polled.
 		w.workers = append(w.workers, ctl, dev, fw, synth)
+		w.synth = synth
 	}
 	cfg.Log.Info("worker ready", "id", cfg.ID, "roles", cfg.Roles, "devices", devNames, "partition_budget", budgetN, "backend", backendName(cfg.Backend))
 	return w, nil
@@ -287,13 +293,40 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 	}
+	w.drain()
 	for i := len(w.workers) - 1; i >= 0; i-- {
-		w.workers[i].Stop()
+		if w.workers[i] != w.synth {
+			w.workers[i].Stop()
+		}
 	}
 	if w.cfg.StatsFile != "" {
 		return w.writeStats()
 	}
 	return nil
+}
+
+// drain is the graceful half of a stop: no new synthesis, then the
+// witnesses already in this host's memory run their device phase and
+// finalize here (their queues are still polled), so a removed worker hands
+// back finished partitions instead of lost ones. DrainTimeout bounds it;
+// what is left is synthesized again elsewhere.
+func (w *Worker) drain() {
+	if w.synth == nil {
+		return
+	}
+	w.synth.Stop() // waits for running syntheses to return
+	deadline := time.Now().Add(w.cfg.DrainTimeout)
+	for w.host.Witnesses() > 0 && time.Now().Before(deadline) {
+		if w.cfg.StatsFile != "" {
+			w.writeStats()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := w.host.Witnesses(); n > 0 {
+		w.cfg.Log.Warn("stopping with witnesses not finished: their partitions are synthesized again elsewhere", "witnesses", n)
+	} else {
+		w.cfg.Log.Info("drained: every synthesized partition finished on this host")
+	}
 }
 
 func (w *Worker) writeStats() error {
