@@ -69,10 +69,7 @@ func UploadC1(ctx context.Context, store *storage.Store, files []string) ([]job.
 func EnsureKeys(ctx context.Context, store *storage.Store, paramsDir string, profiles []porep.Profile) error {
 	pc := storage.ParamCache{Local: params.DirStore{Root: paramsDir}, S3: store}
 	for _, p := range profiles {
-		k, err := params.LoadExisting(ctx, pc, p, nil)
-		if errors.Is(err, params.ErrNotFound) {
-			k, err = params.Load(ctx, pc, p, nil)
-		}
+		k, err := params.Load(ctx, pc, p, nil) // read, or set up once here
 		if err != nil {
 			return err
 		}

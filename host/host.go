@@ -124,14 +124,12 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		if err != nil {
 			return nil, err
 		}
-		if has(cfg.Roles, RoleProve) || has(cfg.Roles, RoleWorkflow) {
-			pr, err := keys.Prover(ctx, p)
-			if err != nil {
-				return nil, fmt.Errorf("profile %s: %w", name, err)
-			}
-			if b := params.SynthBytes(pr.Keys.CCS); b > largest {
-				largest, largestName = b, name
-			}
+		pr, err := keys.Prover(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: %w", name, err)
+		}
+		if b := params.SynthBytes(pr.Keys.CCS); b > largest {
+			largest, largestName = b, name
 		}
 	}
 	if cfg.MemoryBudget > 0 {

@@ -79,29 +79,14 @@ func SynthBytes(ccs *csbls.R1CS) int64 {
 // when it has them for this circuit digest, else made by a development setup
 // and written to the store so the next run reuses them.
 func Load(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (*Keys, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	k, err := load(ctx, store, p, log)
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return k, err
 	}
-	t0 := time.Now()
-	ccs, digest, err := Compile(p)
-	if err != nil {
-		return nil, err
-	}
-	k := &Keys{Profile: p, Digest: digest, CCS: ccs, PK: new(groth16bls.ProvingKey), VK: new(groth16bls.VerifyingKey)}
-	log = log.With("profile", p.Name, "digest", digest, "constraints", ccs.GetNbConstraints())
-	log.Debug("circuit compiled", "ms", time.Since(t0).Milliseconds())
-
-	err = k.read(ctx, store)
-	if err == nil {
-		log.Info("proving keys loaded", "ms", time.Since(t0).Milliseconds())
-		return k, nil
-	}
-	if !errors.Is(err, ErrNotFound) {
-		return nil, err
-	}
+	log = logger(log).With("profile", p.Name, "digest", k.Digest, "constraints", k.CCS.GetNbConstraints())
 	log.Warn("no keys for this circuit: running groth16.Setup, a SINGLE-PARTY DEVELOPMENT SETUP whose keys must never secure real sectors")
 	t1 := time.Now()
-	pk, vk, err := groth16.Setup(ccs)
+	pk, vk, err := groth16.Setup(k.CCS)
 	if err != nil {
 		return nil, fmt.Errorf("groth16 setup %s: %w", p.Name, err)
 	}
@@ -116,24 +101,39 @@ func Load(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (
 // LoadExisting returns the profile's keys from the store, or an error
 // wrapping ErrNotFound that says how to make them; it never runs a setup.
 func LoadExisting(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (*Keys, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	k, err := load(ctx, store, p, log)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("no proving keys for profile %s (circuit %s) under %s: run `c2flow circuit setup --profile %s` against this storage first: %w",
+			p.Name, k.Digest, k.Prefix(), p.Name, err)
 	}
+	return k, err
+}
+
+// load compiles the circuit and reads its keys. On ErrNotFound it still
+// returns the compiled Keys (without pk/vk), so Load can run the setup
+// without compiling again.
+func load(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (*Keys, error) {
+	t0 := time.Now()
 	ccs, digest, err := Compile(p)
 	if err != nil {
 		return nil, err
 	}
 	k := &Keys{Profile: p, Digest: digest, CCS: ccs, PK: new(groth16bls.ProvingKey), VK: new(groth16bls.VerifyingKey)}
-	t0 := time.Now()
 	if err := k.read(ctx, store); err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("no proving keys for profile %s (circuit %s) under %s: run `c2flow circuit setup --profile %s` against this storage first: %w",
-				p.Name, digest, k.Prefix(), p.Name, err)
+			return k, err
 		}
 		return nil, err
 	}
-	log.Info("proving keys loaded", "profile", p.Name, "digest", digest, "ms", time.Since(t0).Milliseconds())
+	logger(log).Info("proving keys loaded", "profile", p.Name, "digest", digest, "ms", time.Since(t0).Milliseconds())
 	return k, nil
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
 }
 
 func (k *Keys) read(ctx context.Context, store Store) error {

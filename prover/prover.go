@@ -122,11 +122,15 @@ type Partial struct {
 	wireB           []fr.Element
 	g2              chan g2Result // set when the G2 MSM started early
 	g2done          *g2Result     // the G2 MSM's result once known
-	g2Time          time.Duration
 }
 
 // G2Time is the B-in-G2 MSM's duration, known once Finish has run.
-func (pt *Partial) G2Time() time.Duration { return pt.g2Time }
+func (pt *Partial) G2Time() time.Duration {
+	if pt.g2done == nil {
+		return 0
+	}
+	return pt.g2done.dur
+}
 
 type g2Result struct {
 	bs  curve.G2Jac
@@ -334,7 +338,6 @@ func (p *Prover) Finish(ctx context.Context, pt *Partial) (*groth16bls.Proof, ti
 	krs.AddAssign(&p1)
 	proof.Krs.FromJacobian(&krs)
 
-	pt.g2Time = g2.dur // the partial stays usable: Finish may be retried
 	d := time.Since(t0)
 	p.Log.Info("FINALIZE_END", "partition", pt.Partition, "g2_ms", g2.dur.Milliseconds(), "early_g2", pt.g2 != nil, "bytes", 0, "finalize_ms", d.Milliseconds())
 	return proof, d, nil

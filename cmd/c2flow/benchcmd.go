@@ -32,8 +32,7 @@ func runBenchBatch(ctx context.Context, args []string) error {
 	out := fs.String("out", "run.json", "raw samples and configuration (replicate i of R > 1: run.rI.json)")
 	external := fs.Bool("external", false, "use the Temporal at --address and S3 of --s3-* flags with their own workers, not the embedded stack")
 	plotPath := fs.String("plot", "", "also draw the device-slot timeline of the (last) run (.svg or .png)")
-	fs.Set("temporal-port", "0")
-	fs.Set("s3-listen", "127.0.0.1:0")
+	d.ephemeral(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -89,11 +88,6 @@ func runBenchBatch(ctx context.Context, args []string) error {
 		}
 		defer st.client.Close()
 	} else {
-		if d.s3Addr == "127.0.0.1:0" {
-			if d.s3Addr, err = freeAddr(); err != nil {
-				return err
-			}
-		}
 		cfg.Stack = "embedded"
 		if st, err = d.start(ctx, []string{p.Name}, log); err != nil {
 			return err

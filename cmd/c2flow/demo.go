@@ -27,12 +27,7 @@ func runDemo(ctx context.Context, args []string) error {
 	profile := fs.String("profile", "32KiB", "profile of the demo sectors")
 	sectors := fs.Int("sectors", 2, "sectors in the demo batch")
 	direct := fs.Bool("direct", false, "also prove the sectors in direct mode (no Temporal) and compare s/proof")
-	if err := fs.Set("temporal-port", "0"); err != nil {
-		return err
-	}
-	if err := fs.Set("s3-listen", "127.0.0.1:0"); err != nil {
-		return err
-	}
+	d.ephemeral(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,11 +38,6 @@ func runDemo(ctx context.Context, args []string) error {
 	p, err := porep.LookupProfile(*profile)
 	if err != nil {
 		return err
-	}
-	if d.s3Addr == "127.0.0.1:0" {
-		if d.s3Addr, err = freeAddr(); err != nil {
-			return err
-		}
 	}
 	dir, err := filepath.Abs(d.dir)
 	if err != nil {
@@ -164,8 +154,4 @@ func summary(res job.BatchResult, wall time.Duration, ws host.Stats) {
 	w.Flush()
 	fmt.Printf("partitions in flight on the worker: max %d, budget %d\n", ws.Budget.Peak, ws.Budget.Max)
 	fmt.Printf("peak RSS of this process (Temporal + S3 + worker): %.0f MiB\n", float64(ws.PeakRSS)/(1<<20))
-}
-
-func freeAddr() (string, error) {
-	return s3serverFreeAddr()
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -78,6 +79,13 @@ func (d *devFlags) start(ctx context.Context, profiles []string, log *slog.Logge
 	ctx, cancel := context.WithCancel(ctx)
 	s := &devStack{done: make(chan error, 1), s3done: make(chan error, 1), cancel: cancel}
 	s3cfg := d.s3.Config()
+	if !d.external && strings.HasSuffix(d.s3Addr, ":0") {
+		// versitygw wants a concrete port: pick a free one.
+		if d.s3Addr, err = s3server.FreeAddr(); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	if !d.external {
 		s.s3Addr = d.s3Addr
 		key, secret := "c2flow-dev", "c2flow-dev-secret"
@@ -177,4 +185,9 @@ func runDev(ctx context.Context, args []string) error {
 	return nil
 }
 
-func s3serverFreeAddr() (string, error) { return s3server.FreeAddr() }
+// ephemeral makes the embedded stack listen on free ports, for commands
+// that run it only for themselves (demo, bench batch).
+func (d *devFlags) ephemeral(fs *flag.FlagSet) {
+	fs.Set("temporal-port", "0")
+	fs.Set("s3-listen", "127.0.0.1:0")
+}
