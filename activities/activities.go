@@ -291,7 +291,7 @@ func (h *Host) doSynthesize(ctx context.Context, in job.SynthInput) (job.SynthOu
 		return job.SynthOutput{}, err
 	}
 	w := &witness{c1: c1, k: in.Partition, pr: pr, sol: sol, bytes: sol.Bytes()}
-	h.Budget.hold(w.bytes)
+	h.Budget.Hold(w.bytes)
 	handle := h.ws.put(w)
 	sol.OnFreed = func() { h.ws.releaseABC(w) }
 	h.count(func(s *HostStats) { s.Syntheses++ })
@@ -328,6 +328,7 @@ func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.Devic
 		queue = info.StartedTime.Sub(info.ScheduledTime)
 	}
 	part := w.sol.Partition
+	w.sol.Order = gpu.Order{Priority: in.Priority, Submitted: in.Submitted, Seq: in.Seq, Partition: in.Partition}
 	stop := h.heartbeat(ctx, func() any { return "device phase " + part })
 	defer stop()
 	if err := h.pause(ctx, "device"); err != nil {

@@ -102,8 +102,9 @@ func (b *Budget) ReleaseSlot(info worker.SlotReleaseInfo) {
 // MaxSlots implements worker.SlotSupplier.
 func (b *Budget) MaxSlots() int { return b.max }
 
-// hold turns a running synthesis into a held witness of n bytes.
-func (b *Budget) hold(n int64) {
+// Hold turns a running synthesis into a held witness of n bytes; it must
+// be called from the synthesis activity, before it returns.
+func (b *Budget) Hold(n int64) {
 	b.mu.Lock()
 	b.running--
 	b.converting++
@@ -113,8 +114,8 @@ func (b *Budget) hold(n int64) {
 	b.mu.Unlock()
 }
 
-// release frees a held witness's permit.
-func (b *Budget) release(n int64) {
+// Free frees a held witness's permit (once per Hold).
+func (b *Budget) Free(n int64) {
 	b.mu.Lock()
 	b.held--
 	b.heldBytes -= n

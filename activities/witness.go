@@ -107,7 +107,7 @@ func (ws *witnesses) drop(h string) {
 // releaseABC frees the budget permit of a witness exactly once: when the
 // device phase has freed a, b, c, or when the witness is dropped.
 func (ws *witnesses) releaseABC(w *witness) {
-	w.once.Do(func() { ws.budget.release(w.bytes) })
+	w.once.Do(func() { ws.budget.Free(w.bytes) })
 }
 
 // expire drops idle witnesses older than ttl: a workflow that gave up on a

@@ -108,6 +108,11 @@ func Start(o Options) (*Server, error) {
 	dyn := dynamicconfig.StaticClient{
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+		// One matching partition per task queue: a one-host server gains
+		// nothing from four, and one keeps each queue first-come within a
+		// priority (older sectors' syntheses first).
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
 	}
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(&conf),

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -14,13 +15,17 @@ import (
 var ErrNoHealthyDevice = errors.New("no healthy device: every device is quarantined")
 
 // Slots is a pool of devices, one slot each: the device phase of a
-// partition holds a slot for exactly its duration. A device that fails is
-// quarantined: it gets no more work and is reported.
+// partition holds a slot for exactly its duration. Waiters are served in
+// Order (most urgent, then oldest sector first), not in arrival order: a
+// host finishes the sectors it started before it advances younger ones.
+// A device that fails is quarantined: it gets no more work and is reported.
 type Slots struct {
-	free chan Backend
-	all  []Backend
+	all []Backend
 
 	mu          sync.Mutex
+	free        []Backend
+	waiters     waitHeap
+	arrivals    uint64
 	busy        map[string]time.Duration
 	since       map[string]time.Time
 	quarantined map[string]string // device -> the error that took it out
@@ -28,15 +33,68 @@ type Slots struct {
 	changed     chan struct{} // closed when a device is quarantined
 }
 
+// Order ranks a partition's claim on a device: lower priority value first
+// (1 is most urgent), then the older submission, then the earlier sector
+// of that submission, then the lower partition. The zero Order ranks with
+// every other zero Order in arrival order.
+type Order struct {
+	Priority  int   `json:"priority,omitempty"`
+	Submitted int64 `json:"submitted,omitempty"` // unix nanoseconds of the batch's submission
+	Seq       int   `json:"seq,omitempty"`       // the sector's index in its batch
+	Partition int   `json:"partition,omitempty"`
+}
+
+// Less reports whether o is served before p.
+func (o Order) Less(p Order) bool {
+	if o.Priority != p.Priority {
+		return o.Priority < p.Priority
+	}
+	if o.Submitted != p.Submitted {
+		return o.Submitted < p.Submitted
+	}
+	if o.Seq != p.Seq {
+		return o.Seq < p.Seq
+	}
+	return o.Partition < p.Partition
+}
+
+type waiter struct {
+	order   Order
+	arrival uint64
+	got     chan Backend // buffered: Release never blocks
+	index   int          // in the heap; -1 once served or removed
+}
+
+type waitHeap []*waiter
+
+func (h waitHeap) Len() int { return len(h) }
+func (h waitHeap) Less(i, j int) bool {
+	if h[i].order != h[j].order {
+		return h[i].order.Less(h[j].order)
+	}
+	return h[i].arrival < h[j].arrival
+}
+func (h waitHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *waitHeap) Push(x any) {
+	w := x.(*waiter)
+	w.index = len(*h)
+	*h = append(*h, w)
+}
+func (h *waitHeap) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	*h, w.index = old[:len(old)-1], -1
+	return w
+}
+
 // NewSlots returns a pool over the given devices.
 func NewSlots(devs ...Backend) *Slots {
-	s := &Slots{free: make(chan Backend, len(devs)), all: devs, healthy: len(devs),
+	return &Slots{free: append([]Backend(nil), devs...), all: devs, healthy: len(devs),
 		busy: map[string]time.Duration{}, since: map[string]time.Time{}, quarantined: map[string]string{},
 		changed: make(chan struct{})}
-	for _, d := range devs {
-		s.free <- d
-	}
-	return s
 }
 
 // CPUSlots returns n CPU pseudo-devices sharing cores (0: all of this
@@ -68,27 +126,63 @@ func (s *Slots) Healthy() int {
 	return s.healthy
 }
 
-// Acquire waits for a free device, the context's end, or the quarantine of
-// the last healthy device.
+// Waiting is the number of partitions waiting for a device.
+func (s *Slots) Waiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiters)
+}
+
+// Acquire waits for a free device in arrival order (see AcquireOrder).
 func (s *Slots) Acquire(ctx context.Context) (Backend, error) {
+	return s.AcquireOrder(ctx, Order{})
+}
+
+// AcquireOrder waits for a free device, the context's end, or the
+// quarantine of the last healthy device. Among waiters the lowest Order is
+// served first.
+func (s *Slots) AcquireOrder(ctx context.Context, o Order) (Backend, error) {
+	s.mu.Lock()
+	if s.healthy == 0 {
+		s.mu.Unlock()
+		return nil, ErrNoHealthyDevice
+	}
+	if len(s.free) > 0 && len(s.waiters) == 0 {
+		d := s.free[0] // round robin over the devices
+		s.free = s.free[1:]
+		s.since[d.Name()] = time.Now()
+		s.mu.Unlock()
+		return d, nil
+	}
+	s.arrivals++
+	w := &waiter{order: o, arrival: s.arrivals, got: make(chan Backend, 1)}
+	heap.Push(&s.waiters, w)
 	for {
-		s.mu.Lock()
-		if s.healthy == 0 {
-			s.mu.Unlock()
-			return nil, ErrNoHealthyDevice
-		}
 		changed := s.changed
 		s.mu.Unlock()
 		select {
-		case d := <-s.free:
-			s.mu.Lock()
-			s.since[d.Name()] = time.Now()
-			s.mu.Unlock()
+		case d := <-w.got:
 			return d, nil
 		case <-changed:
+			s.mu.Lock()
+			if s.healthy > 0 {
+				continue
+			}
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			s.mu.Lock()
 		}
+		// Leaving: give back a device handed over meanwhile.
+		if w.index >= 0 {
+			heap.Remove(&s.waiters, w.index)
+			s.mu.Unlock()
+		} else {
+			s.mu.Unlock()
+			s.Release(<-w.got)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, ErrNoHealthyDevice
 	}
 }
 
@@ -97,12 +191,20 @@ func (s *Slots) unhold(d Backend) {
 	delete(s.since, d.Name())
 }
 
-// Release returns a device to the pool.
+// Release returns a device to the pool, handing it to the first waiter.
 func (s *Slots) Release(d Backend) {
 	s.mu.Lock()
-	s.unhold(d)
-	s.mu.Unlock()
-	s.free <- d
+	defer s.mu.Unlock()
+	if _, held := s.since[d.Name()]; held {
+		s.unhold(d)
+	}
+	if len(s.waiters) > 0 {
+		w := heap.Pop(&s.waiters).(*waiter)
+		s.since[d.Name()] = time.Now()
+		w.got <- d
+		return
+	}
+	s.free = append(s.free, d)
 }
 
 // Fail quarantines a device that returned err: it is not returned to the

@@ -58,3 +58,60 @@ func TestQuarantine(t *testing.T) {
 		t.Fatalf("healthy %d", s.Healthy())
 	}
 }
+
+// Waiters are served by Order, not arrival: the oldest sector's partition
+// gets the device first, whatever order the partitions arrived in.
+func TestAcquireOrder(t *testing.T) {
+	s := NewSlots(&CPU{ID: 0})
+	ctx := context.Background()
+	d, err := s.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders := []Order{
+		{Priority: 3, Submitted: 200, Seq: 0},
+		{Priority: 3, Submitted: 100, Seq: 5},
+		{Priority: 1, Submitted: 900, Seq: 9}, // more urgent beats older
+		{Priority: 3, Submitted: 100, Seq: 2, Partition: 7},
+		{Priority: 3, Submitted: 100, Seq: 2, Partition: 1},
+	}
+	served := make(chan int, len(orders))
+	for i, o := range orders {
+		go func() {
+			d, err := s.AcquireOrder(ctx, o)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			served <- i
+			s.Release(d)
+		}()
+		for s.Waiting() != i+1 { // arrivals in slice order
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// A canceled waiter leaves without a device and without blocking others.
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { _, err := s.AcquireOrder(cctx, Order{}); errc <- err }()
+	for s.Waiting() != len(orders)+1 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled waiter: %v", err)
+	}
+	s.Release(d)
+	want := []int{2, 4, 3, 1, 0}
+	for k, w := range want {
+		if got := <-served; got != w {
+			t.Fatalf("service %d: waiter %d, want %d (order %v)", k, got, w, orders[w])
+		}
+	}
+	if s.Waiting() != 0 {
+		t.Fatalf("%d still waiting", s.Waiting())
+	}
+	if b := s.Busy()["cpu/0"]; b <= 0 {
+		t.Fatalf("busy %v", b)
+	}
+}

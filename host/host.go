@@ -57,6 +57,32 @@ type Config struct {
 	Metrics          *metrics.Metrics `json:"-"` // optional: Prometheus metrics (the client's SDK handler too)
 	PauseFile        string
 	Log              *slog.Logger
+	// Sim, if set, replaces proving with a simulation (package sim): its
+	// devices and activities run under this process's real workers,
+	// queues and budget. Only the simulation command and its tests set it.
+	Sim Simulator `json:"-"`
+}
+
+// Activities are what a worker process registers on its queues: the
+// prover's (activities.Host) or a simulation's.
+type Activities interface {
+	ValidateC1(context.Context, job.SectorInput) (job.ValidateOutput, error)
+	Synthesize(context.Context, job.SynthInput) (job.SynthOutput, error)
+	DevicePhase(context.Context, job.HandleInput) (job.DeviceOutput, error)
+	Finalize(context.Context, job.HandleInput) (job.FinalizeOutput, error)
+	StoreC2(context.Context, job.StoreInput) (job.StoreOutput, error)
+	LookupC2(context.Context, job.SectorRef) (job.LookupOutput, error)
+	Release(context.Context, job.HandleInput) error
+	// Witnesses is the number of synthesized partitions in memory.
+	Witnesses() int
+	ExpireWitnesses(ctx context.Context, ttl time.Duration)
+	Stats() activities.HostStats
+}
+
+// Simulator builds a simulated host's devices and activities.
+type Simulator interface {
+	Slots(id string) (*gpu.Slots, error)
+	Host(id string, budget *activities.Budget, slots *gpu.Slots, log *slog.Logger) Activities
 }
 
 // Stats is what a worker process reports about itself.
@@ -76,7 +102,9 @@ type Stats struct {
 // Worker is a configured worker process, ready to run.
 type Worker struct {
 	cfg     Config
-	host    *activities.Host
+	host    *activities.Host // nil in a simulation
+	acts    Activities
+	budget  *activities.Budget
 	slots   *gpu.Slots
 	workers []worker.Worker
 	synth   worker.Worker // stopped first on shutdown
@@ -110,7 +138,14 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		cfg.CPUDevices = 1
 	}
 	// Devices first: a build without CUDA says so before any key loads.
-	slots, err := NewSlots(cfg.Backend, cfg.Devices, cfg.CPUDevices)
+	var slots *gpu.Slots
+	var err error
+	if cfg.Sim != nil {
+		cfg.Backend = "sim"
+		slots, err = cfg.Sim.Slots(cfg.ID)
+	} else {
+		slots, err = NewSlots(cfg.Backend, cfg.Devices, cfg.CPUDevices)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -148,17 +183,22 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	if err != nil {
 		return nil, err
 	}
-	h := activities.NewHost(cfg.ID, store, keys, slots, budget, cfg.Log)
-	h.FaultyFinalize, h.PauseAt, h.PauseFile = cfg.FaultyFinalize, cfg.PauseAt, cfg.PauseFile
+	w := &Worker{cfg: cfg, slots: slots, budget: budget}
+	var h Activities
+	if cfg.Sim != nil {
+		h = cfg.Sim.Host(cfg.ID, budget, slots, cfg.Log)
+	} else {
+		ph := activities.NewHost(cfg.ID, store, keys, slots, budget, cfg.Log)
+		ph.FaultyFinalize, ph.PauseAt, ph.PauseFile, ph.Metrics = cfg.FaultyFinalize, cfg.PauseAt, cfg.PauseFile, cfg.Metrics
+		h, w.host = ph, ph
+	}
+	w.acts = h
 	if cfg.Metrics != nil {
-		h.Metrics = cfg.Metrics
 		cfg.Metrics.Bind(func() (int, int, int, int64, int) {
 			s := budget.Stats()
 			return s.Max, s.Running, s.Held, s.HeldBytes, s.Peak
 		}, slots.Busy)
 	}
-	w := &Worker{cfg: cfg, host: h, slots: slots}
-
 	devNames := []string{}
 	for _, d := range slots.Devices() {
 		devNames = append(devNames, d.Name())
@@ -199,7 +239,11 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		reg(synth, job.ActSynthesize, h.Synthesize)
 
 		o = base
-		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, slots.Len()
+		// Every witness in memory may wait here for a device (the budget),
+		// beside those on a device past the point where they left the
+		// budget (one per slot): the slots, not Temporal's queue, decide
+		// which runs next (oldest sector first).
+		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, budgetN+slots.Len()
 		dev := worker.New(c, job.DeviceQueue(cfg.ID), o)
 		reg(dev, job.ActDevicePhase, h.DevicePhase)
 
@@ -252,7 +296,8 @@ func (w *Worker) ID() string { return w.cfg.ID }
 // Slots are the worker's device slots.
 func (w *Worker) Slots() *gpu.Slots { return w.slots }
 
-// Host exposes the worker's activities and their state.
+// Host exposes the worker's activities and their state (nil in a
+// simulation).
 func (w *Worker) Host() *activities.Host { return w.host }
 
 // Stats returns the worker's counters.
@@ -261,7 +306,7 @@ func (w *Worker) Stats() Stats {
 	for _, d := range w.slots.Devices() {
 		devs = append(devs, d.Name())
 	}
-	return Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: devs, Budget: w.host.Budget.Stats(), Host: w.host.Stats(),
+	return Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: devs, Budget: w.budget.Stats(), Host: w.acts.Stats(),
 		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), PeakRSS: PeakRSS(), At: time.Now()}
 }
 
@@ -276,7 +321,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			return fmt.Errorf("start worker: %w", err)
 		}
 	}
-	go w.host.ExpireWitnesses(ctx, w.cfg.WitnessTTL)
+	go w.acts.ExpireWitnesses(ctx, w.cfg.WitnessTTL)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for done := false; !done; {
@@ -314,13 +359,13 @@ func (w *Worker) drain() {
 	}
 	w.synth.Stop() // waits for running syntheses to return
 	deadline := time.Now().Add(w.cfg.DrainTimeout)
-	for w.host.Witnesses() > 0 && time.Now().Before(deadline) {
+	for w.acts.Witnesses() > 0 && time.Now().Before(deadline) {
 		if w.cfg.StatsFile != "" {
 			w.writeStats()
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if n := w.host.Witnesses(); n > 0 {
+	if n := w.acts.Witnesses(); n > 0 {
 		w.cfg.Log.Warn("stopping with witnesses not finished: their partitions are synthesized again elsewhere", "witnesses", n)
 	} else {
 		w.cfg.Log.Info("drained: every synthesized partition finished on this host")

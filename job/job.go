@@ -128,6 +128,10 @@ type BatchInput struct {
 	// near their deadline) to 5; 0 is the default, 3. Temporal's matching
 	// serves higher priorities first on every queue.
 	Priority int `json:"priority,omitempty"`
+	// Submitted is when the batch was first submitted (set by its first
+	// run, carried across continue-as-new): within a priority, older
+	// submissions' sectors get devices first.
+	Submitted time.Time `json:"submitted,omitempty"`
 }
 
 // TaskPriority maps a batch priority to Temporal's priority key.
@@ -142,6 +146,12 @@ func TaskPriority(p int) int {
 type SectorInput struct {
 	BatchID  string `json:"batch_id"`
 	Priority int    `json:"priority,omitempty"`
+	// Submitted and Seq (the sector's index in its batch) order the
+	// sector's claim on devices: older first within a priority, so a batch
+	// completes sector by sector instead of ending with every sector 90%
+	// done.
+	Submitted time.Time `json:"submitted,omitempty"`
+	Seq       int       `json:"seq,omitempty"`
 	SectorRef
 	PartitionRetries int      `json:"partition_retries"`
 	Timeouts         Timeouts `json:"timeouts"`
@@ -232,6 +242,11 @@ type (
 	}
 	HandleInput struct {
 		Handle string `json:"handle"`
+		// The device order of the partition (device phase only).
+		Priority  int   `json:"priority,omitempty"`
+		Submitted int64 `json:"submitted,omitempty"` // unix nanoseconds
+		Seq       int   `json:"seq,omitempty"`
+		Partition int   `json:"partition,omitempty"`
 	}
 	DeviceOutput struct {
 		Device   string    `json:"device"`

@@ -66,6 +66,8 @@ type Solution struct {
 	W         []fr.Element
 	A, B, C   []fr.Element
 	SynthTime time.Duration
+	// Order ranks the solution's claim on a device among those waiting.
+	Order gpu.Order
 	// OnFreed, when set, is called by Start as soon as a, b and c are freed:
 	// the moment a memory budget may admit the next synthesis.
 	OnFreed func()
@@ -158,7 +160,7 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 	}
 
 	tq := time.Now()
-	dev, err := slots.Acquire(ctx)
+	dev, err := slots.AcquireOrder(ctx, sol.Order)
 	if err != nil {
 		return nil, fmt.Errorf("device phase %s: waiting for a device: %w", sol.Partition, err)
 	}

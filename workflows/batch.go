@@ -37,6 +37,9 @@ func BatchWorkflow(ctx workflow.Context, in job.BatchInput) (job.BatchResult, er
 			prog[s.SectorID] = &job.Progress{SectorID: s.SectorID, Status: job.StatusPending}
 		}
 	}
+	if in.Submitted.IsZero() {
+		in.Submitted = workflow.GetInfo(ctx).WorkflowStartTime
+	}
 	canceled := false
 	err := workflow.SetQueryHandler(ctx, job.QueryProgress, func() (job.BatchProgress, error) {
 		bp := job.BatchProgress{BatchID: in.BatchID, Total: total, Canceled: canceled}
@@ -72,6 +75,7 @@ func BatchWorkflow(ctx workflow.Context, in job.BatchInput) (job.BatchResult, er
 	for {
 		for !canceled && inFlight < maxInFlight && next < len(in.Sectors) && started < continueAfter {
 			ref := in.Sectors[next]
+			seq := len(in.Done) + next
 			next++
 			started++
 			inFlight++
@@ -85,7 +89,7 @@ func BatchWorkflow(ctx workflow.Context, in job.BatchInput) (job.BatchResult, er
 			})
 			start := workflow.Now(ctx)
 			f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
-				BatchID: in.BatchID, Priority: in.Priority, SectorRef: ref, PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts})
+				BatchID: in.BatchID, Priority: in.Priority, Submitted: in.Submitted, Seq: seq, SectorRef: ref, PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts})
 			sel.AddFuture(f, func(f workflow.Future) {
 				inFlight--
 				var r job.SectorResult
@@ -118,7 +122,7 @@ func BatchWorkflow(ctx workflow.Context, in job.BatchInput) (job.BatchResult, er
 				// start afresh with the rest.
 				return job.BatchResult{}, workflow.NewContinueAsNewError(ctx, job.BatchWorkflowName, job.BatchInput{
 					BatchID: in.BatchID, Sectors: in.Sectors[next:], MaxInFlight: in.MaxInFlight,
-					PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts, ContinueAfter: in.ContinueAfter, Done: results, Priority: in.Priority})
+					PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts, ContinueAfter: in.ContinueAfter, Done: results, Priority: in.Priority, Submitted: in.Submitted})
 			}
 		}
 		sel.Select(ctx)

@@ -21,6 +21,9 @@ import (
 // sector fails only when a partition exhausts its retries or the C1 is bad.
 func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult, error) {
 	t := in.Timeouts.WithDefaults()
+	if in.Submitted.IsZero() { // a sector started on its own
+		in.Submitted = workflow.GetInfo(ctx).WorkflowStartTime
+	}
 	retries := in.PartitionRetries
 	if retries <= 0 {
 		retries = 3
@@ -140,7 +143,8 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 		// The device phase consumes the witness: a failed attempt cannot be
 		// retried on it, only re-synthesized.
 		var do job.DeviceOutput
-		err := workflow.ExecuteActivity(hostOpts(so.DeviceQueue, t.Device, 1), job.ActDevicePhase, job.HandleInput{Handle: so.Handle}).Get(ctx, &do)
+		err := workflow.ExecuteActivity(hostOpts(so.DeviceQueue, t.Device, 1), job.ActDevicePhase, job.HandleInput{Handle: so.Handle,
+			Priority: job.TaskPriority(in.Priority), Submitted: in.Submitted.UnixNano(), Seq: in.Seq, Partition: k}).Get(ctx, &do)
 		if err == nil {
 			pr.Device, pr.DeviceMS, pr.QueueMS = do.Device, do.DeviceMS, do.QueueMS
 			pr.DeviceStart, pr.DeviceEnd = do.Start, do.End

@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/c2flow/c2flow/activities"
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/devstack"
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/job"
+)
+
+// Config of one simulation run.
+type Config struct {
+	Workers          int // worker hosts, each with its own Temporal client, pollers and budget
+	DevicesPerWorker int
+	Sectors          int
+	// Budget is each worker's partition budget (0: two per device, so a
+	// device always has its next witness ready).
+	Budget int
+	// MaxInFlight is the batch's sectors in flight (0: enough to fill every
+	// budget twice over).
+	MaxInFlight int
+	Model       Model
+	// Dir holds the run's Temporal SQLite file, created afresh.
+	Dir string
+	// ArrivalOrder serves devices first come instead of oldest sector
+	// first (the comparison for the ordering).
+	ArrivalOrder bool
+	Log          *slog.Logger
+	// Progress, if set, is called every few seconds while the batch runs.
+	Progress func(done, total int)
+}
+
+func (c *Config) defaults() error {
+	if c.Workers < 1 || c.DevicesPerWorker < 1 || c.Sectors < 1 {
+		return fmt.Errorf("sim: workers %d, devices per worker %d, sectors %d: each must be at least 1", c.Workers, c.DevicesPerWorker, c.Sectors)
+	}
+	if err := c.Model.Validate(); err != nil {
+		return err
+	}
+	if c.Budget == 0 {
+		c.Budget = 2 * c.DevicesPerWorker
+	}
+	if c.Budget < 1 {
+		return fmt.Errorf("sim: budget %d", c.Budget)
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = max(2, (2*c.Workers*c.Budget+c.Model.Partitions-1)/c.Model.Partitions)
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Dir == "" {
+		return errors.New("sim: Dir is required")
+	}
+	return nil
+}
+
+// simulator gives host.New the simulated devices and activities.
+type simulator struct {
+	cfg   *Config
+	rec   *Recorder
+	mu    sync.Mutex
+	hosts []*Host
+}
+
+func (s *simulator) Slots(id string) (*gpu.Slots, error) { return Slots(id, s.cfg.DevicesPerWorker) }
+
+func (s *simulator) Host(id string, b *activities.Budget, slots *gpu.Slots, log *slog.Logger) host.Activities {
+	h := NewHost(id, s.cfg.Model, b, slots, s.rec, log)
+	h.arrival = s.cfg.ArrivalOrder
+	s.mu.Lock()
+	s.hosts = append(s.hosts, h)
+	s.mu.Unlock()
+	return h
+}
+
+// Run starts an embedded Temporal server (one history shard, SQLite),
+// Workers worker hosts in this process and a batch of Sectors simulated
+// sectors through the real BatchWorkflow, and reports what the scheduler
+// did.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	db := filepath.Join(cfg.Dir, "temporal.db")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(db + suffix)
+	}
+	srv, err := devstack.Start(devstack.Options{DBFile: db})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop()
+	dial := func() (client.Client, error) {
+		return client.DialContext(ctx, client.Options{HostPort: srv.Addr(), Namespace: srv.Namespace(), Logger: tlog.NewStructuredLogger(cfg.Log)})
+	}
+	sim := &simulator{cfg: &cfg, rec: NewRecorder()}
+	wctx, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	var workers []*host.Worker
+	var clients []client.Client
+	var wg sync.WaitGroup
+	defer func() {
+		stopWorkers()
+		wg.Wait()
+		for _, c := range clients {
+			c.Close()
+		}
+	}()
+	for i := 0; i < cfg.Workers; i++ {
+		c, err := dial()
+		if err != nil {
+			return nil, fmt.Errorf("sim worker %d: %w", i, err)
+		}
+		clients = append(clients, c)
+		w, err := host.New(ctx, c, nil, host.Config{ID: fmt.Sprintf("sim%02d", i), PartitionWorkers: cfg.Budget,
+			DrainTimeout: time.Second, Sim: sim, Log: cfg.Log})
+		if err != nil {
+			return nil, fmt.Errorf("sim worker %d: %w", i, err)
+		}
+		workers = append(workers, w)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Run(wctx); err != nil {
+				cfg.Log.Error("sim worker", "id", w.ID(), "error", err)
+			}
+		}()
+	}
+	refs := make([]job.SectorRef, cfg.Sectors)
+	for i := range refs {
+		refs[i] = job.SectorRef{SectorID: uint64(i + 1), C1Key: fmt.Sprintf("sim/c1/%d", i+1)}
+	}
+	submitted := time.Now()
+	if _, err := batch.Submit(ctx, clients[0], refs, batch.Options{BatchID: "sim", MaxInFlight: cfg.MaxInFlight}); err != nil {
+		return nil, err
+	}
+	var progress func(job.BatchProgress)
+	if cfg.Progress != nil {
+		progress = func(p job.BatchProgress) {
+			done := 0
+			for _, s := range p.Sectors {
+				if s.Status == job.StatusProved {
+					done++
+				}
+			}
+			cfg.Progress(done, p.Total)
+		}
+	}
+	res, err := batch.Wait(ctx, clients[0], "sim", 5*time.Second, progress)
+	if err != nil {
+		return nil, fmt.Errorf("sim batch: %w", err)
+	}
+	finished := time.Now()
+	stopWorkers()
+	wg.Wait()
+	var failed int
+	for _, s := range res.Sectors {
+		if s.Status != job.StatusProved {
+			failed++
+		}
+	}
+	var hs []host.Stats
+	busy := time.Duration(0)
+	for _, w := range workers {
+		st := w.Stats()
+		hs = append(hs, st)
+		for _, b := range st.Busy {
+			busy += b
+		}
+	}
+	return newReport(cfg, sim.rec, hs, busy, submitted, finished, failed), nil
+}
