@@ -51,6 +51,10 @@ type Host struct {
 	paused    atomic.Bool
 	// Metrics, if set, records phase durations, retries and failures.
 	Metrics *metrics.Metrics
+	// spill carries witnesses between synthesis-only and device hosts;
+	// spillOut makes this host's syntheses spill (see SetSpill).
+	spill    Spill
+	spillOut bool
 
 	keys    *KeyCache
 	ws      *witnesses
@@ -70,12 +74,21 @@ type HostStats struct {
 	BadC1        int `json:"bad_c1"`
 	Invalid      int `json:"invalid_proofs"`
 	Expired      int `json:"expired_witnesses"`
+	Spilled      int `json:"spilled,omitempty"` // witnesses written for device hosts
+	Loaded       int `json:"loaded,omitempty"`  // spilled witnesses proved here
 }
 
 // NewHost returns a host; keys are loaded through keys.
 func NewHost(id string, store *storage.Store, keys *KeyCache, slots *gpu.Slots, budget *Budget, log *slog.Logger) *Host {
 	return &Host{ID: id, Store: store, keys: keys, Slots: slots, Budget: budget, Log: log.With("host", id),
-		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget}, hasher: porep.NewHasher()}
+		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget, log: log}, hasher: porep.NewHasher()}
+}
+
+// SetSpill sets where witnesses travel between synthesis-only and device
+// hosts; with out, this host's syntheses spill there (a synthesis-only
+// host) instead of waiting for its own device phase.
+func (h *Host) SetSpill(s Spill, out bool) {
+	h.spill, h.spillOut, h.ws.spill = s, out, s
 }
 
 // Witnesses is the number of partitions whose witness is in this host's
@@ -290,6 +303,9 @@ func (h *Host) doSynthesize(ctx context.Context, in job.SynthInput) (job.SynthOu
 	if err != nil {
 		return job.SynthOutput{}, err
 	}
+	if h.spillOut {
+		return h.spillWitness(ctx, in, c1, sol)
+	}
 	w := &witness{c1: c1, k: in.Partition, pr: pr, sol: sol, bytes: sol.Bytes()}
 	h.Budget.Hold(w.bytes)
 	handle := h.ws.put(w)
@@ -298,6 +314,69 @@ func (h *Host) doSynthesize(ctx context.Context, in job.SynthInput) (job.SynthOu
 	h.phase("synth", sol.SynthTime)
 	return job.SynthOutput{Host: h.ID, DeviceQueue: job.DeviceQueue(h.ID), FinalizeQueue: job.FinalizeQueue(h.ID), ControlQueue: job.ControlQueue(h.ID),
 		Handle: handle, Bytes: w.bytes, SynthMS: sol.SynthTime.Milliseconds()}, nil
+}
+
+// spillWitness writes a synthesized witness for a device host. Its size stays in
+// this host's budget until the workflow releases it (the device host has
+// loaded it, or the partition failed): a synthesis host cannot outrun the
+// device hosts, whatever the spill's capacity.
+func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, c1 *porep.C1, sol *prover.Solution) (job.SynthOutput, error) {
+	t0 := time.Now()
+	data, err := sol.MarshalBinary()
+	if err != nil {
+		return job.SynthOutput{}, err
+	}
+	key := fmt.Sprintf("%d/%d/%s", in.SectorID, in.Partition, newHandle())
+	if err := h.spill.Put(ctx, key, data); err != nil {
+		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", sol.Partition, err)
+	}
+	w := &witness{c1: c1, k: in.Partition, bytes: sol.Bytes(), spill: key}
+	h.Budget.Hold(w.bytes)
+	handle := h.ws.put(w)
+	h.count(func(s *HostStats) { s.Syntheses++; s.Spilled++ })
+	h.phase("synth", sol.SynthTime)
+	h.Log.Info("SPILL_END", "partition", sol.Partition, "bytes", len(data), "spill_ms", time.Since(t0).Milliseconds())
+	return job.SynthOutput{Host: h.ID, DeviceQueue: job.QueueDevice, ControlQueue: job.ControlQueue(h.ID),
+		Handle: handle, Bytes: w.bytes, SynthMS: sol.SynthTime.Milliseconds(), Spill: key}, nil
+}
+
+// loadSpilled reads a spilled witness onto this device host and returns
+// its local handle. A missing or damaged spill loses the witness: the
+// workflow synthesizes the partition again.
+func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, error) {
+	if h.spill == nil {
+		return "", temporal.NewNonRetryableApplicationError("host "+h.ID+" has no --spill to load witness "+in.Spill+" from", job.ErrWitnessLost, nil)
+	}
+	c1, err := h.loadC1(ctx, in.SectorRef)
+	if err != nil {
+		return "", err
+	}
+	pr, err := h.keys.Prover(ctx, c1.Profile)
+	if err != nil {
+		return "", err
+	}
+	t0 := time.Now()
+	data, err := h.spill.Get(ctx, in.Spill)
+	if err != nil {
+		if errors.Is(err, ErrSpillMissing) {
+			return "", h.witnessLost(in.Spill, "device phase")
+		}
+		return "", fmt.Errorf("load spilled witness: %w", err)
+	}
+	sol, err := prover.UnmarshalSolution(data)
+	if err == nil && sol.Partition != prover.PartitionID(in.SectorID, in.Partition) {
+		err = fmt.Errorf("spilled witness is %s, not %s", sol.Partition, prover.PartitionID(in.SectorID, in.Partition))
+	}
+	if err != nil {
+		h.count(func(s *HostStats) { s.WitnessLost++ })
+		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("spill %s: %v", in.Spill, err), job.ErrWitnessLost, err)
+	}
+	h.count(func(s *HostStats) { s.Loaded++ })
+	h.Log.Info("SPILL_LOAD", "partition", sol.Partition, "bytes", len(data), "load_ms", time.Since(t0).Milliseconds())
+	// Not in this host's budget: the synthesis host counts it until the
+	// workflow releases it there; here the device queue's concurrency
+	// bounds what is loaded.
+	return h.ws.put(&witness{c1: c1, k: in.Partition, pr: pr, sol: sol, loaded: true}), nil
 }
 
 func (h *Host) witnessLost(handle, phase string) error {
@@ -316,12 +395,21 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 }
 
 func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
-	w := h.ws.take(in.Handle)
+	handle := in.Handle
+	var moved job.DeviceOutput
+	if in.Spill != "" {
+		var err error
+		if handle, err = h.loadSpilled(ctx, in); err != nil {
+			return job.DeviceOutput{}, err
+		}
+		moved = job.DeviceOutput{Host: h.ID, Handle: handle, FinalizeQueue: job.FinalizeQueue(h.ID), ControlQueue: job.ControlQueue(h.ID)}
+	}
+	w := h.ws.take(handle)
 	if w == nil || w.sol == nil {
 		if w != nil {
 			h.ws.give(w)
 		}
-		return job.DeviceOutput{}, h.witnessLost(in.Handle, "device phase")
+		return job.DeviceOutput{}, h.witnessLost(handle, "device phase")
 	}
 	queue := time.Since(w.created)
 	if info := activity.GetInfo(ctx); !info.ScheduledTime.IsZero() {
@@ -340,7 +428,7 @@ func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.Devic
 			if err != nil || abandoned {
 				// The solution is consumed either way: the workflow
 				// synthesizes again.
-				h.ws.drop(in.Handle)
+				h.ws.drop(handle)
 				return
 			}
 			w.sol, w.partial = nil, pt
@@ -358,8 +446,10 @@ func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.Devic
 	h.count(func(s *HostStats) { s.DevicePhases++ })
 	h.phase("queue", queue+pt.QueueTime)
 	h.phase("device", pt.DeviceTime)
-	return job.DeviceOutput{Device: pt.Device, DeviceMS: pt.DeviceTime.Milliseconds(), QueueMS: queue.Milliseconds() + pt.QueueTime.Milliseconds(),
-		Start: pt.DeviceStart, End: pt.DeviceStart.Add(pt.DeviceTime)}, nil
+	out := moved
+	out.Device, out.DeviceMS, out.QueueMS = pt.Device, pt.DeviceTime.Milliseconds(), queue.Milliseconds()+pt.QueueTime.Milliseconds()
+	out.Start, out.End = pt.DeviceStart, pt.DeviceStart.Add(pt.DeviceTime)
+	return out, nil
 }
 
 // Finalize runs the CPU finalize and verifies the partition proof: no

@@ -1,8 +1,10 @@
 package activities
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -18,6 +20,8 @@ type witness struct {
 	sol     *prover.Solution // until the device phase
 	partial *prover.Partial  // after the device phase, until finalize
 	bytes   int64            // budget bytes held while sol has a, b, c
+	spill   string           // key of the spilled copy (synthesis-only host)
+	loaded  bool             // loaded from a spill: not in this host's budget
 	created time.Time
 	busy    bool // an activity is using it
 	release bool // drop when the activity using it gives it back
@@ -29,6 +33,8 @@ type witnesses struct {
 	mu     sync.Mutex
 	m      map[string]*witness
 	budget *Budget
+	spill  Spill
+	log    *slog.Logger
 }
 
 func newHandle() string {
@@ -90,7 +96,7 @@ func (ws *witnesses) dropWitness(w *witness) {
 		}
 	}
 	ws.mu.Unlock()
-	ws.releaseABC(w)
+	ws.forget(w)
 }
 
 // drop forgets a witness, releasing its budget permit if still held.
@@ -100,14 +106,30 @@ func (ws *witnesses) drop(h string) {
 	delete(ws.m, h)
 	ws.mu.Unlock()
 	if w != nil {
-		ws.releaseABC(w)
+		ws.forget(w)
 	}
 }
 
 // releaseABC frees the budget permit of a witness exactly once: when the
 // device phase has freed a, b, c, or when the witness is dropped.
 func (ws *witnesses) releaseABC(w *witness) {
+	if w.loaded {
+		return
+	}
 	w.once.Do(func() { ws.budget.Free(w.bytes) })
+}
+
+// forget releases everything a dropped witness holds: its budget permit
+// and its spilled copy.
+func (ws *witnesses) forget(w *witness) {
+	ws.releaseABC(w)
+	if w.spill != "" && ws.spill != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := ws.spill.Delete(ctx, w.spill); err != nil {
+			ws.log.Warn("spilled witness not deleted", "spill", w.spill, "error", err)
+		}
+	}
 }
 
 // expire drops idle witnesses older than ttl: a workflow that gave up on a

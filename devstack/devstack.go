@@ -34,6 +34,9 @@ type Options struct {
 	IP        string // default 127.0.0.1
 	Port      int    // frontend gRPC port; 0 picks a free one
 	LogLevel  string // server log level: debug, info, warn, error (default error)
+	// QueuePartitions is the matching partitions per task queue (0: 1;
+	// Temporal's own default is 4).
+	QueuePartitions int
 }
 
 // Server is a running embedded Temporal server.
@@ -111,8 +114,8 @@ func Start(o Options) (*Server, error) {
 		// One matching partition per task queue: a one-host server gains
 		// nothing from four, and one keeps each queue first-come within a
 		// priority (older sectors' syntheses first).
-		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  1,
-		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): 1,
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  max(1, o.QueuePartitions),
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): max(1, o.QueuePartitions),
 	}
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(&conf),

@@ -32,6 +32,10 @@ import (
 const (
 	RoleWorkflow = "workflow" // workflows, C1 validation, C2 storage
 	RoleProve    = "prove"    // synthesis, device phase and finalize of this host's witnesses
+	// Split roles, for fleets whose CPU and GPU boxes differ: witnesses
+	// travel through the spill (Config.Spill).
+	RoleSynth  = "synth"  // synthesis only: witnesses spilled for device hosts
+	RoleDevice = "device" // device phase and finalize of spilled witnesses
 )
 
 // Config of a worker process.
@@ -57,6 +61,9 @@ type Config struct {
 	Metrics          *metrics.Metrics `json:"-"` // optional: Prometheus metrics (the client's SDK handler too)
 	PauseFile        string
 	Log              *slog.Logger
+	// Spill is where split roles pass witnesses: "dir:PATH" (a disk every
+	// host mounts) or "s3" (the artifact store, under spill/).
+	Spill string
 	// Sim, if set, replaces proving with a simulation (package sim): its
 	// devices and activities run under this process's real workers,
 	// queues and budget. Only the simulation command and its tests set it.
@@ -124,9 +131,19 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		cfg.Roles = []string{RoleWorkflow, RoleProve}
 	}
 	for _, r := range cfg.Roles {
-		if r != RoleWorkflow && r != RoleProve {
-			return nil, fmt.Errorf("unknown role %q (workflow or prove)", r)
+		if r != RoleWorkflow && r != RoleProve && r != RoleSynth && r != RoleDevice {
+			return nil, fmt.Errorf("unknown role %q (workflow, prove, synth or device)", r)
 		}
+	}
+	if has(cfg.Roles, RoleProve) && has(cfg.Roles, RoleSynth) {
+		return nil, errors.New("roles prove and synth exclude each other: prove keeps witnesses on this host, synth spills them")
+	}
+	spill, err := activities.ParseSpill(cfg.Spill, store)
+	if err != nil {
+		return nil, err
+	}
+	if spill == nil && (has(cfg.Roles, RoleSynth) || has(cfg.Roles, RoleDevice)) {
+		return nil, errors.New("roles synth and device need --spill (dir:PATH on a shared disk, or s3)")
 	}
 	if cfg.WitnessTTL == 0 {
 		cfg.WitnessTTL = 15 * time.Minute
@@ -139,7 +156,6 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	}
 	// Devices first: a build without CUDA says so before any key loads.
 	var slots *gpu.Slots
-	var err error
 	if cfg.Sim != nil {
 		cfg.Backend = "sim"
 		slots, err = cfg.Sim.Slots(cfg.ID)
@@ -190,6 +206,7 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	} else {
 		ph := activities.NewHost(cfg.ID, store, keys, slots, budget, cfg.Log)
 		ph.FaultyFinalize, ph.PauseAt, ph.PauseFile, ph.Metrics = cfg.FaultyFinalize, cfg.PauseAt, cfg.PauseFile, cfg.Metrics
+		ph.SetSpill(spill, has(cfg.Roles, RoleSynth))
 		h, w.host = ph, ph
 	}
 	w.acts = h
@@ -203,7 +220,10 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	for _, d := range slots.Devices() {
 		devNames = append(devNames, d.Name())
 	}
-	identity := fmt.Sprintf("%s roles=%s devices=%s budget=%d", cfg.ID, strings.Join(cfg.Roles, ","), strings.Join(devNames, ","), budgetN)
+	// The identity is what Temporal shows for every poller and attempt of
+	// this worker (c2flow fleet, the UI, activity history).
+	hn, _ := os.Hostname()
+	identity := fmt.Sprintf("%s host=%s roles=%s devices=%s budget=%d", cfg.ID, hn, strings.Join(cfg.Roles, ","), strings.Join(devNames, ","), budgetN)
 	// Heartbeats go out at most every 2 s. The SDK gives a heartbeat RPC
 	// no longer than the throttle interval (1 s at least) before it cancels
 	// the activity, so a shorter throttle turns a CPU-starved Temporal
@@ -222,7 +242,40 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		reg(wk, job.ActLookupC2, h.LookupC2)
 		w.workers = append(w.workers, wk)
 	}
-	if has(cfg.Roles, RoleProve) {
+	prove, synthOnly, device := has(cfg.Roles, RoleProve), has(cfg.Roles, RoleSynth), has(cfg.Roles, RoleDevice)
+	if prove || synthOnly || device {
+		o := base
+		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, 16
+		ctl := worker.New(c, job.ControlQueue(cfg.ID), o)
+		reg(ctl, job.ActRelease, h.Release)
+		// Host queues first: a synthesized witness must find its host's
+		// queues polled.
+		w.workers = append(w.workers, ctl)
+	}
+	if prove {
+		// Every witness in memory may wait here for a device (the budget),
+		// beside those on a device past the point where they left the
+		// budget (one per slot): the slots, not Temporal's queue, decide
+		// which runs next (oldest sector first).
+		w.workers = append(w.workers, deviceWorker(c, base, job.DeviceQueue(cfg.ID), budgetN+slots.Len(), h))
+	}
+	if device {
+		// Spilled witnesses are loaded when their device phase starts:
+		// one on each device and one loaded, waiting, per device.
+		w.workers = append(w.workers, deviceWorker(c, base, job.QueueDevice, 2*slots.Len(), h))
+	}
+	if prove || device {
+		o := base
+		fin := cfg.FinalizeSlots
+		if fin <= 0 {
+			fin = slots.Len()
+		}
+		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, fin
+		fw := worker.New(c, job.FinalizeQueue(cfg.ID), o)
+		reg(fw, job.ActFinalize, h.Finalize)
+		w.workers = append(w.workers, fw)
+	}
+	if prove || synthOnly {
 		fixed := func(n int) worker.SlotSupplier {
 			s, _ := worker.NewFixedSizeSlotSupplier(n)
 			return s
@@ -237,35 +290,19 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		o.Tuner, o.DisableWorkflowWorker = tuner, true
 		synth := worker.New(c, job.QueueSynth, o)
 		reg(synth, job.ActSynthesize, h.Synthesize)
-
-		o = base
-		// Every witness in memory may wait here for a device (the budget),
-		// beside those on a device past the point where they left the
-		// budget (one per slot): the slots, not Temporal's queue, decide
-		// which runs next (oldest sector first).
-		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, budgetN+slots.Len()
-		dev := worker.New(c, job.DeviceQueue(cfg.ID), o)
-		reg(dev, job.ActDevicePhase, h.DevicePhase)
-
-		o = base
-		fin := cfg.FinalizeSlots
-		if fin <= 0 {
-			fin = slots.Len()
-		}
-		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, fin
-		fw := worker.New(c, job.FinalizeQueue(cfg.ID), o)
-		reg(fw, job.ActFinalize, h.Finalize)
-		o = base
-		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, 16
-		ctl := worker.New(c, job.ControlQueue(cfg.ID), o)
-		reg(ctl, job.ActRelease, h.Release)
-		// Host queues first: a synthesized witness must find its host's
-		// queues polled.
-		w.workers = append(w.workers, ctl, dev, fw, synth)
+		w.workers = append(w.workers, synth)
 		w.synth = synth
 	}
-	cfg.Log.Info("worker ready", "id", cfg.ID, "roles", cfg.Roles, "devices", devNames, "partition_budget", budgetN, "backend", backendName(cfg.Backend))
+	cfg.Log.Info("worker ready", "id", cfg.ID, "host", hn, "roles", cfg.Roles, "devices", devNames, "partition_budget", budgetN, "backend", backendName(cfg.Backend))
 	return w, nil
+}
+
+func deviceWorker(c client.Client, base worker.Options, queue string, concurrency int, h Activities) worker.Worker {
+	o := base
+	o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, concurrency
+	wk := worker.New(c, queue, o)
+	wk.RegisterActivityWithOptions(h.DevicePhase, activity.RegisterOptions{Name: job.ActDevicePhase})
+	return wk
 }
 
 // NewSlots returns the device slots of a backend: cpu pseudo-devices, or

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +54,54 @@ func TestScaleOutAndGracefulRemoval(t *testing.T) {
 	}
 	if st2.Host.Syntheses == 0 || st1.Host.Syntheses+st2.Host.Syntheses != 8 {
 		t.Errorf("syntheses w1 %d + w2 %d, want 8 with both working", st1.Host.Syntheses, st2.Host.Syntheses)
+	}
+}
+
+// Split roles: a synthesis-only host spills its witnesses (here through
+// S3), a device-only host loads, proves and finalizes them. The synthesis
+// host's budget counts each spilled witness until the device host has it,
+// and no spill is left behind.
+func TestSplitRolesThroughSpill(t *testing.T) {
+	s := newStack(t, "32KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ws := s.startWorker("synth1", host.Config{Roles: []string{host.RoleWorkflow, host.RoleSynth}, PartitionWorkers: 2, Spill: "s3"})
+	wd := s.startWorker("gpu1", host.Config{Roles: []string{host.RoleDevice}, Spill: "s3"})
+	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 1101).C1()}
+	res := s.run(ctx, batch.Options{BatchID: "split", Timeouts: faultTimeouts}, []job.SectorRef{s.putC1(c1s[0])})
+	s.expectProved(res, c1s)
+	for _, p := range res.Sectors[0].Partitions {
+		if p.Host != "synth1" || p.DeviceHost != "gpu1" {
+			t.Errorf("partition %d: synthesized on %q, proved on %q", p.Partition, p.Host, p.DeviceHost)
+		}
+	}
+	// Temporal shows who polls what, with roles, devices and budget.
+	ps, err := batch.Fleet(ctx, s.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, p := range ps {
+		seen[p.Queue] += p.Identity + "\n"
+	}
+	if !strings.Contains(seen[job.QueueSynth], "synth1 host=") || !strings.Contains(seen[job.QueueSynth], "roles=workflow,synth") ||
+		!strings.Contains(seen[job.QueueDevice], "gpu1 host=") || !strings.Contains(seen[job.QueueDevice], "roles=device devices=cpu/0 budget=") ||
+		strings.Contains(seen[job.QueueSynth], "gpu1") {
+		t.Errorf("fleet as Temporal sees it: %v", seen)
+	}
+	ss := ws.waitStats(time.Minute, func(st host.Stats) bool { return st.Budget.InFlight == 0 })
+	wd.stop()
+	ws.stop()
+	sd := wd.readStats()
+	t.Logf("synth host: %+v, budget %+v; device host: %+v", ss.Host, ss.Budget, sd.Host)
+	if ss.Host.Spilled != 4 || ss.Host.DevicePhases != 0 || ss.Budget.Peak > 2 {
+		t.Errorf("synth host: spilled %d, device phases %d, peak %d of budget 2", ss.Host.Spilled, ss.Host.DevicePhases, ss.Budget.Peak)
+	}
+	if sd.Host.Loaded != 4 || sd.Host.DevicePhases != 4 || sd.Host.Finalized != 4 || sd.Host.Syntheses != 0 {
+		t.Errorf("device host: loaded %d, device phases %d, finalized %d, syntheses %d", sd.Host.Loaded, sd.Host.DevicePhases, sd.Host.Finalized, sd.Host.Syntheses)
+	}
+	left, err := s.store.List(ctx, "spill/")
+	if err != nil || len(left) != 0 {
+		t.Errorf("spills left behind: %v (%v)", left, err)
 	}
 }

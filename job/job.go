@@ -14,6 +14,9 @@ import "time"
 const (
 	QueueWorkflow = "c2flow"
 	QueueSynth    = "c2flow-synth"
+	// QueueDevice is the device hosts' shared queue: device phases of
+	// witnesses spilled by synthesis-only hosts.
+	QueueDevice = "c2flow-device"
 )
 
 // DeviceQueue and FinalizeQueue are a host's own queues.
@@ -184,6 +187,7 @@ type SectorResult struct {
 type PartitionResult struct {
 	Partition   int       `json:"partition"`
 	Host        string    `json:"host"`
+	DeviceHost  string    `json:"device_host,omitempty"` // when a spill moved the witness
 	Device      string    `json:"device"`
 	SynthMS     int64     `json:"synth_ms"`
 	QueueMS     int64     `json:"queue_ms"` // device phase: scheduled to started
@@ -239,9 +243,16 @@ type (
 		Handle        string `json:"handle"`
 		Bytes         int64  `json:"bytes"`
 		SynthMS       int64  `json:"synth_ms"`
+		// Spill is set when the witness was spilled for a device host
+		// (DeviceQueue is then the shared QueueDevice).
+		Spill string `json:"spill,omitempty"`
 	}
 	HandleInput struct {
 		Handle string `json:"handle"`
+		// Spill and the sector locate a spilled witness (device phase on a
+		// device host).
+		Spill string `json:"spill,omitempty"`
+		SectorRef
 		// The device order of the partition (device phase only).
 		Priority  int   `json:"priority,omitempty"`
 		Submitted int64 `json:"submitted,omitempty"` // unix nanoseconds
@@ -249,11 +260,17 @@ type (
 		Partition int   `json:"partition,omitempty"`
 	}
 	DeviceOutput struct {
-		Device   string    `json:"device"`
-		DeviceMS int64     `json:"device_ms"`
-		QueueMS  int64     `json:"queue_ms"`
-		Start    time.Time `json:"start"`
-		End      time.Time `json:"end"`
+		// Host, Handle and the queues are set when the witness moved to
+		// this device host (spilled): its finalize runs there.
+		Host          string    `json:"host,omitempty"`
+		Handle        string    `json:"handle,omitempty"`
+		FinalizeQueue string    `json:"finalize_queue,omitempty"`
+		ControlQueue  string    `json:"control_queue,omitempty"`
+		Device        string    `json:"device"`
+		DeviceMS      int64     `json:"device_ms"`
+		QueueMS       int64     `json:"queue_ms"`
+		Start         time.Time `json:"start"`
+		End           time.Time `json:"end"`
 	}
 	FinalizeOutput struct {
 		Proof      []byte `json:"proof"`

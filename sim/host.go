@@ -106,6 +106,26 @@ func work(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// heartbeat records heartbeats every 2 s until stop is called.
+func heartbeat(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
 func (h *Host) count(f func(*activities.HostStats)) {
 	h.mu.Lock()
 	f(&h.stats)
@@ -209,7 +229,11 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		order = gpu.Order{}
 	}
 	tq := time.Now()
+	// Waiting for a slot heartbeats too, as the real device phase does: an
+	// older sector's partitions may keep a younger one waiting.
+	stop := heartbeat(ctx)
 	dev, err := h.slots.AcquireOrder(ctx, order)
+	stop()
 	if err != nil {
 		h.drop(in.Handle)
 		return job.DeviceOutput{}, fmt.Errorf("device phase: %w", err)

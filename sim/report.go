@@ -41,6 +41,7 @@ type Report struct {
 	Model            string  `json:"model"`
 	Scale            float64 `json:"scale"`
 	ArrivalOrder     bool    `json:"arrival_order"`
+	QueuePartitions  int     `json:"queue_partitions"`
 	Failed           int     `json:"failed_sectors"`
 	Resyntheses      int     `json:"resyntheses"`
 	WallS            float64 `json:"wall_s"`
@@ -67,18 +68,20 @@ type Report struct {
 	MaxInFlightSeen int     `json:"max_in_flight_seen"`
 	PeakModelBytes  int64   `json:"peak_modelled_bytes_per_host"`
 	SectorLatency   Latency `json:"sector_latency"`
-	// MaxOpenSectors is the most sectors started and not yet stored at once.
+	// MaxOpenSectors is the most sectors partly proved at once: a
+	// partition finalized, the C2 not yet stored.
 	MaxOpenSectors int `json:"max_open_sectors"`
-	// OutOfOrder counts sectors stored before a sector submitted ahead of
-	// them (within the batch).
-	OutOfOrder int   `json:"out_of_order"`
-	PeakRSS    int64 `json:"peak_rss_bytes"`
+	// HalfDone is the fraction of sectors stored when half of all
+	// partitions were finalized: about 0.5 when sectors complete one after
+	// another, near 0 when every sector ends 90% done together.
+	HalfDone float64 `json:"sectors_done_at_half"`
+	PeakRSS  int64   `json:"peak_rss_bytes"`
 }
 
 func newReport(cfg Config, rec *Recorder, hs []host.Stats, busy time.Duration, submitted, finished time.Time, failed int) *Report {
 	r := &Report{Workers: cfg.Workers, DevicesPerWorker: cfg.DevicesPerWorker, Devices: cfg.Workers * cfg.DevicesPerWorker,
 		Sectors: cfg.Sectors, Budget: cfg.Budget, MaxInFlight: cfg.MaxInFlight, Model: cfg.Model.Source, Scale: cfg.Model.Scale,
-		ArrivalOrder: cfg.ArrivalOrder, Failed: failed, WallS: finished.Sub(submitted).Seconds(),
+		ArrivalOrder: cfg.ArrivalOrder, QueuePartitions: max(1, cfg.QueuePartitions), Failed: failed, WallS: finished.Sub(submitted).Seconds(),
 		Dispatch: map[string]Latency{}, Handoff: map[string]Latency{}, PeakRSS: host.PeakRSS()}
 	r.MeanDeviceMS = ms(cfg.Model.MeanDevice())
 	r.IdealRate = float64(r.Devices) / (r.MeanDeviceMS / 1000)
@@ -93,7 +96,8 @@ func newReport(cfg Config, rec *Recorder, hs []host.Stats, busy time.Duration, s
 	var dispatch [nPhases][]float64
 	var toDevice, toFinalize, overhead, slot []float64
 	var ends []time.Time
-	first := map[uint64]time.Time{}
+	first := map[uint64]time.Time{}    // first synthesis scheduled
+	firstFin := map[uint64]time.Time{} // first partition finalized
 	for k, p := range rec.parts {
 		if p.attempts > 1 {
 			r.Resyntheses += p.attempts - 1
@@ -115,6 +119,9 @@ func newReport(cfg Config, rec *Recorder, hs []host.Stats, busy time.Duration, s
 		if t, ok := first[k.sector]; !ok || s.scheduled.Before(t) {
 			first[k.sector] = s.scheduled
 		}
+		if t, ok := firstFin[k.sector]; !ok || f.ended.Before(t) {
+			firstFin[k.sector] = f.ended
+		}
 	}
 	for ph, v := range dispatch {
 		r.Dispatch[phaseNames[ph]] = latency(v)
@@ -134,25 +141,30 @@ func newReport(cfg Config, rec *Recorder, hs []host.Stats, busy time.Duration, s
 	}
 	r.Efficiency = r.Rate / r.IdealRate
 
-	type sec struct {
-		seq           int
-		start, stored time.Time
-	}
-	var secs []sec
 	var lat []float64
 	type event struct {
 		t     time.Time
 		delta int
 	}
 	var evs []event
+	var half time.Time
+	if len(ends) > 0 {
+		half = ends[(len(ends)-1)/2]
+	}
+	stored := 0
 	for id, s := range rec.sectors {
 		st, ok := first[id]
 		if !ok || s.stored.IsZero() {
 			continue
 		}
-		secs = append(secs, sec{s.seq, st, s.stored})
 		lat = append(lat, ms(s.stored.Sub(st)))
-		evs = append(evs, event{st, 1}, event{s.stored, -1})
+		evs = append(evs, event{firstFin[id], 1}, event{s.stored, -1})
+		if !s.stored.After(half) {
+			stored++
+		}
+	}
+	if len(lat) > 0 {
+		r.HalfDone = float64(stored) / float64(len(lat))
 	}
 	r.SectorLatency = latency(lat)
 	sort.Slice(evs, func(i, j int) bool {
@@ -166,14 +178,6 @@ func newReport(cfg Config, rec *Recorder, hs []host.Stats, busy time.Duration, s
 		open += e.delta
 		r.MaxOpenSectors = max(r.MaxOpenSectors, open)
 	}
-	sort.Slice(secs, func(i, j int) bool { return secs[i].stored.Before(secs[j].stored) })
-	maxSeq := -1
-	for _, s := range secs {
-		if s.seq < maxSeq {
-			r.OutOfOrder++
-		}
-		maxSeq = max(maxSeq, s.seq)
-	}
 	return r
 }
 
@@ -181,7 +185,12 @@ func newReport(cfg Config, rec *Recorder, hs []host.Stats, busy time.Duration, s
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "%d workers x %d devices (%d), %d sectors x %d partitions = %d partitions, budget %d/worker, %d sectors in flight\n",
 		r.Workers, r.DevicesPerWorker, r.Devices, r.Sectors, r.Partitions/max(1, r.Sectors), r.Partitions, r.Budget, r.MaxInFlight)
-	fmt.Fprintf(w, "model: %s, scale %g: mean device time %.0f ms\n", r.Model, r.Scale, r.MeanDeviceMS)
+	order := "oldest sector first"
+	if r.ArrivalOrder {
+		order = "first come"
+	}
+	fmt.Fprintf(w, "model: %s, scale %g: mean device time %.0f ms; devices served %s; %d matching partition(s) per queue\n",
+		r.Model, r.Scale, r.MeanDeviceMS, order, r.QueuePartitions)
 	fmt.Fprintf(w, "wall %.1f s; throughput %.2f partitions/s of ideal %.2f (devices / device time): %.1f%%; device busy %.1f%%\n",
 		r.WallS, r.Rate, r.IdealRate, 100*r.Efficiency, 100*r.DeviceBusy)
 	fmt.Fprintf(w, "schedule-to-start (ms, median / p90 / p99):\n")
@@ -202,20 +211,20 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "device slot wait: median %.0f ms, p90 %.0f\n", r.SlotWait.Median, r.SlotWait.P90)
 	fmt.Fprintf(w, "max partitions in flight on a host: %d of budget %d (modelled memory %.0f GiB)\n",
 		r.MaxInFlightSeen, r.Budget, float64(r.PeakModelBytes)/(1<<30))
-	fmt.Fprintf(w, "sectors: latency median %.1f s, p90 %.1f s; at most %d open at once; %d stored before an older one; failed %d; re-syntheses %d\n",
-		r.SectorLatency.Median/1000, r.SectorLatency.P90/1000, r.MaxOpenSectors, r.OutOfOrder, r.Failed, r.Resyntheses)
+	fmt.Fprintf(w, "sectors: latency median %.1f s, p90 %.1f s; at most %d partly proved at once; %.0f%% stored when half the partitions were; failed %d; re-syntheses %d\n",
+		r.SectorLatency.Median/1000, r.SectorLatency.P90/1000, r.MaxOpenSectors, 100*r.HalfDone, r.Failed, r.Resyntheses)
 	fmt.Fprintf(w, "peak RSS of this process (Temporal + every simulated host): %d MiB\n", r.PeakRSS>>20)
 }
 
 // Table writes one row per report, for a scaling study.
 func Table(w io.Writer, rs []*Report) {
-	fmt.Fprintln(w, "| W | devices | partitions | ideal p/s | actual p/s | efficiency | device busy | dispatch device / finalize p90 ms | overhead/partition median (p90) ms | max in flight / budget | max open sectors |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(w, "| W | devices | partitions | ideal p/s | actual p/s | efficiency | device busy | dispatch device / finalize p90 ms | overhead/partition median (p90) ms | max in flight / budget | sectors partly proved (max) | sectors done at half |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range rs {
-		fmt.Fprintf(w, "| %d | %d | %d | %.2f | %.2f | %.1f%% | %.1f%% | %.0f / %.0f | %.0f (%.0f) | %d / %d | %d |\n",
+		fmt.Fprintf(w, "| %d | %d | %d | %.2f | %.2f | %.1f%% | %.1f%% | %.0f / %.0f | %.0f (%.0f) | %d / %d | %d | %.0f%% |\n",
 			r.Workers, r.Devices, r.Partitions, r.IdealRate, r.Rate, 100*r.Efficiency, 100*r.DeviceBusy,
 			r.Dispatch["DevicePhase"].P90, r.Dispatch["Finalize"].P90, r.Overhead.Median, r.Overhead.P90,
-			r.MaxInFlightSeen, r.Budget, r.MaxOpenSectors)
+			r.MaxInFlightSeen, r.Budget, r.MaxOpenSectors, 100*r.HalfDone)
 	}
 }
 

@@ -38,7 +38,10 @@ type Config struct {
 	// ArrivalOrder serves devices first come instead of oldest sector
 	// first (the comparison for the ordering).
 	ArrivalOrder bool
-	Log          *slog.Logger
+	// QueuePartitions of the embedded server's task queues (0: 1; 4 is
+	// Temporal's default, where matching is not first-come).
+	QueuePartitions int
+	Log             *slog.Logger
 	// Progress, if set, is called every few seconds while the batch runs.
 	Progress func(done, total int)
 }
@@ -102,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		os.Remove(db + suffix)
 	}
-	srv, err := devstack.Start(devstack.Options{DBFile: db})
+	srv, err := devstack.Start(devstack.Options{DBFile: db, QueuePartitions: cfg.QueuePartitions})
 	if err != nil {
 		return nil, err
 	}

@@ -144,19 +144,29 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 		// retried on it, only re-synthesized.
 		var do job.DeviceOutput
 		err := workflow.ExecuteActivity(hostOpts(so.DeviceQueue, t.Device, 1), job.ActDevicePhase, job.HandleInput{Handle: so.Handle,
+			Spill: so.Spill, SectorRef: in.SectorRef,
 			Priority: job.TaskPriority(in.Priority), Submitted: in.Submitted.UnixNano(), Seq: in.Seq, Partition: k}).Get(ctx, &do)
+		held := so // the host holding the witness: it finalizes, and releases on failure
 		if err == nil {
 			pr.Device, pr.DeviceMS, pr.QueueMS = do.Device, do.DeviceMS, do.QueueMS
 			pr.DeviceStart, pr.DeviceEnd = do.Start, do.End
+			if do.Handle != "" {
+				// The witness moved to a device host: the synthesis host
+				// drops its spill and budget permit, without delaying finalize.
+				rel := startRelease(ctx, so)
+				defer rel.Get(ctx, nil) // settled before the partition reports
+				held = job.SynthOutput{Host: do.Host, FinalizeQueue: do.FinalizeQueue, ControlQueue: do.ControlQueue, Handle: do.Handle}
+				pr.DeviceHost = do.Host
+			}
 			var fo job.FinalizeOutput
-			err = workflow.ExecuteActivity(hostOpts(so.FinalizeQueue, t.Finalize, 3), job.ActFinalize, job.HandleInput{Handle: so.Handle}).Get(ctx, &fo)
+			err = workflow.ExecuteActivity(hostOpts(held.FinalizeQueue, t.Finalize, 3), job.ActFinalize, job.HandleInput{Handle: held.Handle}).Get(ctx, &fo)
 			if err == nil {
 				pr.FinalizeMS, pr.Done, pr.Error, pr.FinalizedAt = fo.FinalizeMS, true, "", workflow.Now(ctx)
 				return pr, fo.Proof, nil
 			}
 		}
 		pr.Error = err.Error()
-		release(ctx, so)
+		release(ctx, held)
 		if ctx.Err() != nil || temporal.IsCanceledError(err) {
 			return pr, nil, err
 		}
@@ -189,12 +199,18 @@ func release(ctx workflow.Context, so job.SynthOutput) {
 	if so.ControlQueue == "" {
 		return
 	}
+	startRelease(ctx, so).Get(ctx, nil)
+}
+
+// startRelease schedules a release and returns its future (errors are
+// ignored: see release).
+func startRelease(ctx workflow.Context, so job.SynthOutput) workflow.Future {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
 		TaskQueue: so.ControlQueue, ScheduleToCloseTimeout: 30 * time.Second, StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	workflow.ExecuteActivity(dctx, job.ActRelease, job.HandleInput{Handle: so.Handle}).Get(dctx, nil)
+	return workflow.ExecuteActivity(dctx, job.ActRelease, job.HandleInput{Handle: so.Handle})
 }
 
 func statusOf(ctx workflow.Context, err error) string {

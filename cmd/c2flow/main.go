@@ -34,6 +34,7 @@ func commands() map[string]command {
 		"demo":    {"seal a small batch, prove it through the embedded stack, verify and summarize", runDemo},
 		"submit":  {"upload C1 files and submit them as a batch (--wait to follow it)", runSubmit},
 		"status":  {"a batch's progress", runStatus},
+		"fleet":   {"the workers polling the shared queues: id, host, roles, devices, budget, as Temporal sees them", runFleet},
 		"sim":     {"fleet-scale simulation: W simulated worker hosts on the real workflows, Temporal and budgets; throughput vs ideal, scheduling overhead", runSim},
 	}
 }

@@ -27,6 +27,7 @@ func runSim(ctx context.Context, args []string) error {
 	scale := fs.Float64("scale", 1, "multiply every modelled time (< 1: a faster device, a higher task rate)")
 	witnessGiB := fs.Float64("witness-gib", 12, "modelled memory of one synthesized partition, counted in the budget (not allocated)")
 	arrival := fs.Bool("arrival-order", false, "serve devices first come instead of oldest sector first")
+	qparts := fs.Int("queue-partitions", 1, "matching partitions per task queue of the embedded server (Temporal's default is 4)")
 	dir := fs.String("dir", ".c2flow/sim", "directory of each run's Temporal SQLite file")
 	out := fs.String("out", "", "write the reports as JSON here")
 	var lf logFlags
@@ -70,7 +71,7 @@ func runSim(ctx context.Context, args []string) error {
 		}
 		t0 := time.Now()
 		r, err := sim.Run(ctx, sim.Config{Workers: w, DevicesPerWorker: *devices, Sectors: s, Budget: *budget, MaxInFlight: *inFlight,
-			Model: m, Dir: filepath.Join(abs, fmt.Sprintf("w%d", w)), ArrivalOrder: *arrival, Log: log,
+			Model: m, Dir: filepath.Join(abs, fmt.Sprintf("w%d", w)), ArrivalOrder: *arrival, QueuePartitions: *qparts, Log: log,
 			Progress: func(done, total int) {
 				fmt.Fprintf(os.Stderr, "\r  W=%d: %d/%d sectors, %s", w, done, total, time.Since(t0).Round(time.Second))
 			}})

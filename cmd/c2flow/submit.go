@@ -144,35 +144,46 @@ func printResult(res job.BatchResult) error {
 	return nil
 }
 
-func runStatus(ctx context.Context, args []string) error {
-	fs := newFlags("status")
+// queryCmd parses a read-only command's flags (Temporal, log, --json),
+// checks its positional arguments and dials Temporal.
+func queryCmd(ctx context.Context, name string, args []string, nargs int, usage string) (client.Client, []string, bool, error) {
+	fs := newFlags(name)
 	var tf cliflags.Temporal
 	var lf cliflags.Log
 	tf.Add(fs)
 	lf.Add(fs, "warn")
-	asJSON := fs.Bool("json", false, "print the progress as JSON")
+	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, nil, false, err
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: c2flow status [flags] BATCH-ID")
+	if fs.NArg() != nargs {
+		return nil, nil, false, fmt.Errorf("usage: c2flow %s [flags]%s", name, usage)
 	}
 	log, err := lf.Logger()
 	if err != nil {
-		return err
+		return nil, nil, false, err
 	}
 	c, err := tf.Dial(ctx, log)
+	return c, fs.Args(), *asJSON, err
+}
+
+func printJSON(v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	fmt.Println(string(b))
+}
+
+func runStatus(ctx context.Context, args []string) error {
+	c, pos, asJSON, err := queryCmd(ctx, "status", args, 1, " BATCH-ID")
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	p, err := batch.Progress(ctx, c, fs.Arg(0))
+	p, err := batch.Progress(ctx, c, pos[0])
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		b, _ := json.MarshalIndent(p, "", "  ")
-		fmt.Println(string(b))
+	if asJSON {
+		printJSON(p)
 		return nil
 	}
 	fmt.Printf("batch %s: %d sectors%s\n", p.BatchID, p.Total, map[bool]string{true: " (canceled)"}[p.Canceled])
@@ -232,4 +243,24 @@ func (b *progressBar) done() {
 	if b.tty && b.last != "" {
 		fmt.Fprintln(b.f)
 	}
+}
+
+func runFleet(ctx context.Context, args []string) error {
+	c, _, asJSON, err := queryCmd(ctx, "fleet", args, 0, "")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ps, err := batch.Fleet(ctx, c)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		printJSON(ps)
+		return nil
+	}
+	for _, p := range ps {
+		fmt.Printf("%-14s %-8s last seen %-8s %s\n", p.Queue, p.Kind, time.Since(p.LastSeen).Round(time.Second), p.Identity)
+	}
+	return nil
 }

@@ -158,7 +158,8 @@ func (l *Log) Logger() (*slog.Logger, error) {
 // the configuration after parsing.
 func AddHost(fs *flag.FlagSet) (func() (host.Config, error), error) {
 	var c host.Config
-	roles := fs.String("roles", "workflow,prove", "comma-separated roles: workflow (workflows, C1 validation, C2 storage), prove (synthesis, device phase, finalize)")
+	roles := fs.String("roles", "workflow,prove", "comma-separated roles: workflow (workflows, C1 validation, C2 storage), prove (synthesis, device phase, finalize on this host), synth (synthesis only, witnesses spilled), device (device phase and finalize of spilled witnesses)")
+	fs.StringVar(&c.Spill, "spill", "", "where roles synth and device pass witnesses: dir:PATH (a disk every such host mounts) or s3 (the artifact store)")
 	profiles := fs.String("profiles", "32KiB", "profiles whose keys are loaded at start (they size --memory-budget)")
 	fs.StringVar(&c.ID, "id", "", "worker id, unique per process (default hostname-pid-random)")
 	fs.IntVar(&c.PartitionWorkers, "partition-workers", 2, "partition budget: synthesized partitions in flight on this host")
