@@ -64,8 +64,10 @@ type Config struct {
 	AccessKey string // empty: the standard AWS credential chain
 	SecretKey string
 	PathStyle bool // needed by most S3-compatible servers
-	// MaxAttempts per request (0: 10), with exponential backoff capped at
-	// MaxBackoff (0: 2s): enough to ride out a server restart of seconds.
+	// MaxAttempts per request (0: 20), with jittered exponential backoff
+	// capped at MaxBackoff (0: 2s): about 20 s of retrying, enough to ride
+	// out a server restart on a loaded host (10 attempts, ~9 s, were not:
+	// a restart beside a busy test suite outlasted them).
 	MaxAttempts int
 	MaxBackoff  time.Duration
 	// PartSize of multipart transfers (0: 16 MiB).
@@ -90,7 +92,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		cfg.Region = "us-east-1"
 	}
 	if cfg.MaxAttempts == 0 {
-		cfg.MaxAttempts = 10
+		cfg.MaxAttempts = 20
 	}
 	if cfg.MaxBackoff == 0 {
 		cfg.MaxBackoff = 2 * time.Second
