@@ -149,3 +149,21 @@ func Wait(ctx context.Context, c client.Client, batchID string, every time.Durat
 func Cancel(ctx context.Context, c client.Client, batchID string) error {
 	return c.SignalWorkflow(ctx, job.BatchWorkflowID(batchID), "", job.SignalCancel, nil)
 }
+
+// FillPartitions reads the partition results that a large batch's result
+// leaves out (past job.FullResultsMax sectors) from each proved sector's
+// own workflow.
+func FillPartitions(ctx context.Context, c client.Client, res *job.BatchResult) error {
+	for i := range res.Sectors {
+		s := &res.Sectors[i]
+		if s.Partitions != nil || s.NumPartitions == 0 || s.Status != job.StatusProved {
+			continue
+		}
+		var r job.SectorResult
+		if err := c.GetWorkflow(ctx, job.SectorWorkflowID(s.SectorID), "").Get(ctx, &r); err != nil {
+			return fmt.Errorf("sector %d: partition results: %w", s.SectorID, err)
+		}
+		s.Partitions = r.Partitions
+	}
+	return nil
+}

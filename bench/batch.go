@@ -52,10 +52,13 @@ func BatchBench(ctx context.Context, c client.Client, refs []job.SectorRef, o Ba
 		}
 	}
 	res, err := batch.Wait(ctx, c, o.BatchID, 200*time.Millisecond, progress)
+	run.WallMS = time.Since(t0).Milliseconds()
+	if err == nil {
+		err = batch.FillPartitions(ctx, c, &res)
+	}
 	if err != nil {
 		return nil, err
 	}
-	run.WallMS = time.Since(t0).Milliseconds()
 	ms := func(t time.Time) int64 {
 		if t.IsZero() {
 			return 0

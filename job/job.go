@@ -179,8 +179,11 @@ type SectorResult struct {
 	C2Key      string            `json:"c2_key,omitempty"`
 	Profile    string            `json:"profile,omitempty"`
 	Partitions []PartitionResult `json:"partitions,omitempty"`
-	Started    time.Time         `json:"started"`
-	Finished   time.Time         `json:"finished"`
+	// NumPartitions is set when a large batch's result leaves Partitions
+	// out (see FullResultsMax).
+	NumPartitions int       `json:"num_partitions,omitempty"`
+	Started       time.Time `json:"started"`
+	Finished      time.Time `json:"finished"`
 }
 
 // PartitionResult is one partition's outcome and phase times.
@@ -200,6 +203,13 @@ type PartitionResult struct {
 	DeviceEnd   time.Time `json:"device_end"`
 	FinalizedAt time.Time `json:"finalized_at"`
 }
+
+// FullResultsMax is the largest batch whose result carries every
+// partition's result. Past it the batch keeps per-sector summaries only:
+// 1,000 sectors x 10 partitions of detail would exceed Temporal's 2 MB
+// payload limit and wedge the batch's final workflow task. The detail
+// stays in each sector's workflow result (c2/<id>) and C2 manifest.
+const FullResultsMax = 100
 
 // BatchResult is the outcome of a batch.
 type BatchResult struct {

@@ -30,7 +30,7 @@ func BatchWorkflow(ctx workflow.Context, in job.BatchInput) (job.BatchResult, er
 	total := len(in.Done) + len(in.Sectors)
 	prog := map[uint64]*job.Progress{}
 	for _, d := range in.Done {
-		prog[d.SectorID] = &job.Progress{SectorID: d.SectorID, Status: d.Status, Partitions: len(d.Partitions), PartitionsDone: len(d.Partitions)}
+		prog[d.SectorID] = &job.Progress{SectorID: d.SectorID, Status: d.Status, Partitions: max(len(d.Partitions), d.NumPartitions), PartitionsDone: max(len(d.Partitions), d.NumPartitions)}
 	}
 	for _, s := range in.Sectors {
 		if _, ok := prog[s.SectorID]; !ok {
@@ -110,6 +110,9 @@ func BatchWorkflow(ctx workflow.Context, in job.BatchInput) (job.BatchResult, er
 				}
 				p := prog[ref.SectorID]
 				p.Status = r.Status
+				if total > job.FullResultsMax {
+					r.NumPartitions, r.Partitions = len(r.Partitions), nil
+				}
 				results = append(results, r)
 			})
 		}

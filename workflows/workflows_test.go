@@ -2,14 +2,17 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/workflows"
@@ -251,8 +254,8 @@ func TestBatchProvesAllAndReportsProgress(t *testing.T) {
 		t.Fatalf("got %d results", len(res.Sectors))
 	}
 	for _, s := range res.Sectors {
-		if s.Status != job.StatusProved {
-			t.Fatalf("sector %d: %s %s", s.SectorID, s.Status, s.Error)
+		if s.Status != job.StatusProved || len(s.Partitions) != 2 {
+			t.Fatalf("sector %d: %s %s, %d partition results", s.SectorID, s.Status, s.Error, len(s.Partitions))
 		}
 	}
 	v, err := env.QueryWorkflow(job.QueryProgress)
@@ -265,5 +268,54 @@ func TestBatchProvesAllAndReportsProgress(t *testing.T) {
 	}
 	if p.Total != 5 || len(p.Sectors) != 5 || p.Sectors[0].Status != job.StatusProved {
 		t.Fatalf("progress %+v", p)
+	}
+}
+
+// A batch past FullResultsMax keeps per-sector summaries only, across
+// continue-as-new, so a 1,000-sector result stays far below Temporal's
+// 2 MB payload limit (with every partition's detail it did not: the final
+// workflow task failed with PayloadsTooLarge and the batch wedged).
+func TestLargeBatchResultStaysSmall(t *testing.T) {
+	f := newFakes(10)
+	env := sectorEnv(t, f)
+	n := job.FullResultsMax + 1
+	var sectors []job.SectorRef
+	for i := 1; i <= n; i++ {
+		sectors = append(sectors, job.SectorRef{SectorID: uint64(i), C1Key: "c1"})
+	}
+	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "big", MaxInFlight: 16, ContinueAfter: 60, Sectors: sectors})
+	var res job.BatchResult
+	err := env.GetWorkflowResult(&res)
+	var can *workflow.ContinueAsNewError
+	if !errors.As(err, &can) {
+		t.Fatalf("no continue-as-new after 60 of %d sectors: %v", n, err)
+	}
+	{
+		// The test environment stops at continue-as-new: run the next leg.
+		env2 := sectorEnv(t, f)
+		var in job.BatchInput
+		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+			t.Fatal(err)
+		}
+		if len(in.Done) != 60 || in.Done[0].NumPartitions != 10 || in.Done[0].Partitions != nil {
+			t.Fatalf("carried %d results, first %+v", len(in.Done), in.Done[0])
+		}
+		env2.ExecuteWorkflow(job.BatchWorkflowName, in)
+		err = env2.GetWorkflowResult(&res)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sectors) != n {
+		t.Fatalf("%d results of %d", len(res.Sectors), n)
+	}
+	for _, s := range res.Sectors {
+		if s.Status != job.StatusProved || s.Partitions != nil || s.NumPartitions != 10 {
+			t.Fatalf("sector %d: %s, %d partition results, num %d", s.SectorID, s.Status, len(s.Partitions), s.NumPartitions)
+		}
+	}
+	b, _ := json.Marshal(res)
+	if per := len(b) / n; per*1000 > 1<<20 {
+		t.Fatalf("%d bytes per sector: a 1,000-sector result would be %d bytes", per, per*1000)
 	}
 }
