@@ -220,12 +220,18 @@ func isBadC1(err error) bool {
 	return errors.As(err, &ae) && ae.Type() == job.ErrBadC1
 }
 
-// heartbeat records progress every interval until the returned stop is
-// called; activity cancellation then reaches ctx.
+// heartbeat records progress every HeartbeatEvery until the returned
+// stop is called; activity cancellation then reaches ctx.
 func (h *Host) heartbeat(ctx context.Context, details func() any) (stop func()) {
+	return Heartbeat(ctx, h.HeartbeatEvery, details)
+}
+
+// Heartbeat records a heartbeat (with details(), if details is set) every
+// interval until the returned stop is called or ctx ends.
+func Heartbeat(ctx context.Context, every time.Duration, details func() any) (stop func()) {
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(h.HeartbeatEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
@@ -234,11 +240,28 @@ func (h *Host) heartbeat(ctx context.Context, details func() any) (stop func()) 
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, details())
+				if details != nil {
+					activity.RecordHeartbeat(ctx, details())
+				} else {
+					activity.RecordHeartbeat(ctx)
+				}
 			}
 		}
 	}()
 	return func() { close(done) }
+}
+
+// loadC1Prover loads a sector's C1 (see loadC1) and its profile's prover.
+func (h *Host) loadC1Prover(ctx context.Context, ref job.SectorRef) (*porep.C1, *prover.Prover, error) {
+	c1, err := h.loadC1(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, err := h.keys.Prover(ctx, c1.Profile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c1, pr, nil
 }
 
 // async runs f in a goroutine and returns its result, or ctx's error as
@@ -283,11 +306,7 @@ func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 }
 
 func (h *Host) doSynthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
-	c1, err := h.loadC1(ctx, in.SectorRef)
-	if err != nil {
-		return job.SynthOutput{}, err
-	}
-	pr, err := h.keys.Prover(ctx, c1.Profile)
+	c1, pr, err := h.loadC1Prover(ctx, in.SectorRef)
 	if err != nil {
 		return job.SynthOutput{}, err
 	}
@@ -347,11 +366,7 @@ func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, err
 	if h.spill == nil {
 		return "", temporal.NewNonRetryableApplicationError("host "+h.ID+" has no --spill to load witness "+in.Spill+" from", job.ErrWitnessLost, nil)
 	}
-	c1, err := h.loadC1(ctx, in.SectorRef)
-	if err != nil {
-		return "", err
-	}
-	pr, err := h.keys.Prover(ctx, c1.Profile)
+	c1, pr, err := h.loadC1Prover(ctx, in.SectorRef)
 	if err != nil {
 		return "", err
 	}
@@ -539,11 +554,7 @@ func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput,
 }
 
 func (h *Host) doStoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
-	c1, err := h.loadC1(ctx, in.SectorRef)
-	if err != nil {
-		return job.StoreOutput{}, err
-	}
-	pr, err := h.keys.Prover(ctx, c1.Profile)
+	c1, pr, err := h.loadC1Prover(ctx, in.SectorRef)
 	if err != nil {
 		return job.StoreOutput{}, err
 	}

@@ -88,43 +88,22 @@ func NewHost(id string, m Model, budget *activities.Budget, slots *gpu.Slots, re
 		log: log.With("host", id), ws: map[string]*witness{}}
 }
 
-// work sleeps d, heartbeating as a real phase does, or returns ctx's error.
+// work sleeps d, or returns ctx's error. Activities heartbeat around it
+// (activities.Heartbeat), as the real phases do.
 func work(ctx context.Context, d time.Duration) error {
-	end := time.NewTimer(d)
-	defer end.Stop()
-	beat := time.NewTicker(2 * time.Second)
-	defer beat.Stop()
-	for {
-		select {
-		case <-end.C:
-			return nil
-		case <-beat.C:
-			activity.RecordHeartbeat(ctx)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
-// heartbeat records heartbeats every 2 s until stop is called.
-func heartbeat(ctx context.Context) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return func() { close(done) }
-}
+// beat is the simulated activities' heartbeat interval (the real
+// worker's throttle).
+const beat = 2 * time.Second
 
 func (h *Host) count(f func(*activities.HostStats)) {
 	h.mu.Lock()
@@ -161,6 +140,7 @@ func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.Validate
 // the budget until the device phase frees it.
 func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
 	info := activity.GetInfo(ctx)
+	defer activities.Heartbeat(ctx, beat, nil)()
 	k := partKey{in.SectorID, in.Partition}
 	d := h.draw.draw(h.model.SynthMS)
 	if err := work(ctx, d); err != nil {
@@ -220,6 +200,9 @@ func (h *Host) drop(handle string) {
 // budget after the NTT share of it, as the real device phase does.
 func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
 	info := activity.GetInfo(ctx)
+	// Waiting for a slot heartbeats too, as the real device phase does: an
+	// older sector's partitions may keep a younger one waiting.
+	defer activities.Heartbeat(ctx, beat, nil)()
 	w, err := h.take(in.Handle, "device phase")
 	if err != nil {
 		return job.DeviceOutput{}, err
@@ -229,11 +212,7 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		order = gpu.Order{}
 	}
 	tq := time.Now()
-	// Waiting for a slot heartbeats too, as the real device phase does: an
-	// older sector's partitions may keep a younger one waiting.
-	stop := heartbeat(ctx)
 	dev, err := h.slots.AcquireOrder(ctx, order)
-	stop()
 	if err != nil {
 		h.drop(in.Handle)
 		return job.DeviceOutput{}, fmt.Errorf("device phase: %w", err)
@@ -263,6 +242,7 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 // not a proof: StoreC2 of the simulation stores nothing.
 func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
 	info := activity.GetInfo(ctx)
+	defer activities.Heartbeat(ctx, beat, nil)()
 	w, err := h.take(in.Handle, "finalize")
 	if err != nil {
 		return job.FinalizeOutput{}, err
