@@ -558,13 +558,9 @@ func (h *Host) doStoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutpu
 	if err != nil {
 		return job.StoreOutput{}, err
 	}
-	c2 := &prover.C2{Profile: c1.Profile.Name}
-	for k, b := range in.Proofs {
-		one, err := prover.UnmarshalC2(b)
-		if err != nil || len(one.Proofs) != 1 {
-			return job.StoreOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("partition %d: %v", k, err), job.ErrInvalidProof, err)
-		}
-		c2.Proofs = append(c2.Proofs, one.Proofs[0])
+	c2, err := assembleC2(c1.Profile.Name, in.Proofs)
+	if err != nil {
+		return job.StoreOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("sector %d: %v: not stored", in.SectorID, err), job.ErrInvalidProof, err)
 	}
 	if err := prover.VerifyC2(pr.Keys.VK, c1.Statement(), c2); err != nil {
 		h.count(func(s *HostStats) { s.Invalid++ })
@@ -584,12 +580,32 @@ func (h *Host) doStoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutpu
 	}
 	if !created && !bytes.Equal(stored, data) {
 		old, err := prover.UnmarshalC2(stored)
-		if err != nil || prover.VerifyC2(pr.Keys.VK, c1.Statement(), old) != nil {
-			return job.StoreOutput{}, fmt.Errorf("sector %d: a C2 that does not verify is stored under %s: %v", in.SectorID, storage.C2Key(in.SectorID), err)
+		if err == nil {
+			err = prover.VerifyC2(pr.Keys.VK, c1.Statement(), old)
+		}
+		if err != nil {
+			return job.StoreOutput{}, fmt.Errorf("sector %d: a C2 that does not verify is stored under %s: %w", in.SectorID, storage.C2Key(in.SectorID), err)
 		}
 	}
 	h.count(func(s *HostStats) { s.Stored++ })
 	return job.StoreOutput{C2Key: storage.C2Key(in.SectorID), Created: created}, nil
+}
+
+// assembleC2 joins the partitions' one-proof C2s, in order, into the
+// sector's C2; an error names the partition whose bytes are not one proof.
+func assembleC2(profile string, proofs [][]byte) (*prover.C2, error) {
+	c2 := &prover.C2{Profile: profile}
+	for k, b := range proofs {
+		one, err := prover.UnmarshalC2(b)
+		if err != nil {
+			return nil, fmt.Errorf("partition %d: decode proof: %w", k, err)
+		}
+		if len(one.Proofs) != 1 {
+			return nil, fmt.Errorf("partition %d: %d proofs where one was expected", k, len(one.Proofs))
+		}
+		c2.Proofs = append(c2.Proofs, one.Proofs[0])
+	}
+	return c2, nil
 }
 
 // LookupC2 says whether a sector's C2 is stored.

@@ -120,13 +120,19 @@ type BatchInput struct {
 	MaxInFlight int         `json:"max_in_flight"` // sectors proved at once (0: 8)
 	// PartitionRetries is how many times a partition is synthesized before
 	// its sector fails (0: 3).
-	PartitionRetries int      `json:"partition_retries"`
-	Timeouts         Timeouts `json:"timeouts"`
+	PartitionRetries int `json:"partition_retries"`
+	// HostLossRetries bounds the syntheses lost to dead hosts (heartbeat
+	// or host-queue timeouts), which do not count against
+	// PartitionRetries (0: 20), so a fleet that keeps dying still ends.
+	HostLossRetries int      `json:"host_loss_retries,omitempty"`
+	Timeouts        Timeouts `json:"timeouts"`
 	// ContinueAfter starts a new run (continue-as-new) after this many
 	// sectors, bounding history size (0: 500).
 	ContinueAfter int `json:"continue_after"`
 	// Done carries results across continue-as-new.
 	Done []SectorResult `json:"done,omitempty"`
+	// Canceled carries a cancel received before continue-as-new.
+	Canceled bool `json:"canceled,omitempty"`
 	// Priority of every task of the batch: 1 (most urgent, e.g. sectors
 	// near their deadline) to 5; 0 is the default, 3. Temporal's matching
 	// serves higher priorities first on every queue.
@@ -157,6 +163,7 @@ type SectorInput struct {
 	Seq       int       `json:"seq,omitempty"`
 	SectorRef
 	PartitionRetries int      `json:"partition_retries"`
+	HostLossRetries  int      `json:"host_loss_retries,omitempty"`
 	Timeouts         Timeouts `json:"timeouts"`
 }
 
@@ -188,15 +195,20 @@ type SectorResult struct {
 
 // PartitionResult is one partition's outcome and phase times.
 type PartitionResult struct {
-	Partition   int       `json:"partition"`
-	Host        string    `json:"host"`
-	DeviceHost  string    `json:"device_host,omitempty"` // when a spill moved the witness
-	Device      string    `json:"device"`
-	SynthMS     int64     `json:"synth_ms"`
-	QueueMS     int64     `json:"queue_ms"` // device phase: scheduled to started
-	DeviceMS    int64     `json:"device_ms"`
-	FinalizeMS  int64     `json:"finalize_ms"`
-	Syntheses   int       `json:"syntheses"` // 1 unless the witness was lost
+	Partition  int    `json:"partition"`
+	Host       string `json:"host"`
+	DeviceHost string `json:"device_host,omitempty"` // when a spill moved the witness
+	Device     string `json:"device"`
+	SynthMS    int64  `json:"synth_ms"`
+	QueueMS    int64  `json:"queue_ms"` // device phase: scheduled to started
+	DeviceMS   int64  `json:"device_ms"`
+	FinalizeMS int64  `json:"finalize_ms"`
+	Syntheses  int    `json:"syntheses"` // 1 unless the witness was lost
+	// Failures counts the partition's own failures (device error, invalid
+	// proof, witness lost on a live host), bounded by PartitionRetries;
+	// HostLosses the syntheses lost to dead hosts, bounded apart.
+	Failures    int       `json:"failures,omitempty"`
+	HostLosses  int       `json:"host_losses,omitempty"`
 	Done        bool      `json:"done"`
 	Error       string    `json:"error,omitempty"`
 	DeviceStart time.Time `json:"device_start"` // device slot held from here (host clock)

@@ -16,126 +16,211 @@ import (
 // per sector, ID c2/<sector-id>, at most MaxInFlight at once. A sector whose
 // workflow already completed (an earlier batch proved it) is not proved
 // again: its stored C2 is reported instead. Large batches continue as new
-// every ContinueAfter sectors. The "progress" query reports every sector;
+// every ContinueAfter sectors, after draining the signals already received
+// (a cancel is carried across). The "progress" query reports every sector;
 // the "cancel" signal cancels the sectors in flight and starts no more.
 func BatchWorkflow(ctx workflow.Context, in job.BatchInput) (job.BatchResult, error) {
-	maxInFlight := in.MaxInFlight
-	if maxInFlight <= 0 {
-		maxInFlight = 8
-	}
-	continueAfter := in.ContinueAfter
-	if continueAfter <= 0 {
-		continueAfter = 500
-	}
-	total := len(in.Done) + len(in.Sectors)
-	prog := map[uint64]*job.Progress{}
-	for _, d := range in.Done {
-		prog[d.SectorID] = &job.Progress{SectorID: d.SectorID, Status: d.Status, Partitions: max(len(d.Partitions), d.NumPartitions), PartitionsDone: max(len(d.Partitions), d.NumPartitions)}
-	}
-	for _, s := range in.Sectors {
-		if _, ok := prog[s.SectorID]; !ok {
-			prog[s.SectorID] = &job.Progress{SectorID: s.SectorID, Status: job.StatusPending}
-		}
-	}
-	if in.Submitted.IsZero() {
-		in.Submitted = workflow.GetInfo(ctx).WorkflowStartTime
-	}
-	canceled := false
-	err := workflow.SetQueryHandler(ctx, job.QueryProgress, func() (job.BatchProgress, error) {
-		bp := job.BatchProgress{BatchID: in.BatchID, Total: total, Canceled: canceled}
-		for _, p := range prog {
-			bp.Sectors = append(bp.Sectors, *p)
-		}
-		sort.Slice(bp.Sectors, func(i, j int) bool { return bp.Sectors[i].SectorID < bp.Sectors[j].SectorID })
-		return bp, nil
-	})
-	if err != nil {
+	b := newBatch(ctx, in)
+	if err := workflow.SetQueryHandler(ctx, job.QueryProgress, b.progress); err != nil {
 		return job.BatchResult{}, err
 	}
-
-	results := append([]job.SectorResult(nil), in.Done...)
 	childCtx, cancelChildren := workflow.WithCancel(ctx)
+	b.cancelChildren = cancelChildren
+	if in.Canceled { // canceled in an earlier run, before it continued as new
+		b.cancel()
+	}
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(workflow.GetSignalChannel(ctx, job.SignalProgress), func(c workflow.ReceiveChannel, _ bool) {
-		var p job.Progress
-		c.Receive(ctx, &p)
-		if cur, ok := prog[p.SectorID]; ok && cur.Status != job.StatusDuplicate {
-			*cur = p
-		}
-	})
-	sel.AddReceive(workflow.GetSignalChannel(ctx, job.SignalCancel), func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		if !canceled {
-			canceled = true
-			cancelChildren()
-		}
-	})
+	sel.AddReceive(b.progressCh, func(c workflow.ReceiveChannel, _ bool) { b.receiveProgress(ctx, c) })
+	sel.AddReceive(b.cancelCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); b.cancel() })
 
-	inFlight, next, started := 0, 0, 0
 	for {
-		for !canceled && inFlight < maxInFlight && next < len(in.Sectors) && started < continueAfter {
-			ref := in.Sectors[next]
-			seq := len(in.Done) + next
-			next++
-			started++
-			inFlight++
-			prog[ref.SectorID].Status = job.StatusRunning
-			cctx := workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
-				WorkflowID:            job.SectorWorkflowID(ref.SectorID),
-				TaskQueue:             job.QueueWorkflow,
-				WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-				WaitForCancellation:   true,
-				Priority:              temporal.Priority{PriorityKey: job.TaskPriority(in.Priority)},
-			})
-			start := workflow.Now(ctx)
-			f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
-				BatchID: in.BatchID, Priority: in.Priority, Submitted: in.Submitted, Seq: seq, SectorRef: ref, PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts})
-			sel.AddFuture(f, func(f workflow.Future) {
-				inFlight--
-				var r job.SectorResult
-				err := f.Get(ctx, &r)
-				switch {
-				case err == nil:
-				case temporal.IsWorkflowExecutionAlreadyStartedError(err):
-					r = duplicate(ctx, ref, start)
-				default:
-					if r.SectorID == 0 {
-						r = job.SectorResult{SectorID: ref.SectorID, Started: start, Finished: workflow.Now(ctx)}
-					}
-					r.Status, r.Error = job.StatusFailed, err.Error()
-					var ce *temporal.CanceledError
-					if canceled || errors.As(err, &ce) {
-						r.Status = job.StatusCanceled
-					}
-				}
-				p := prog[ref.SectorID]
-				p.Status = r.Status
-				if total > job.FullResultsMax {
-					r.NumPartitions, r.Partitions = len(r.Partitions), nil
-				}
-				results = append(results, r)
-			})
+		for b.canStart() {
+			b.startNext(ctx, childCtx, sel)
 		}
-		if inFlight == 0 {
-			if canceled || next == len(in.Sectors) {
+		if b.inFlight == 0 {
+			if b.canceled || b.next == len(b.in.Sectors) {
 				break
 			}
-			if started >= continueAfter {
-				// Drain pending progress signals into the carried results, then
-				// start afresh with the rest.
-				return job.BatchResult{}, workflow.NewContinueAsNewError(ctx, job.BatchWorkflowName, job.BatchInput{
-					BatchID: in.BatchID, Sectors: in.Sectors[next:], MaxInFlight: in.MaxInFlight,
-					PartitionRetries: in.PartitionRetries, Timeouts: in.Timeouts, ContinueAfter: in.ContinueAfter, Done: results, Priority: in.Priority, Submitted: in.Submitted})
+			if b.started >= b.continueAfter {
+				// Signals already received belong to this run: apply them
+				// before continuing, or a cancel would be lost.
+				b.drainSignals(ctx)
+				if !b.canceled {
+					return job.BatchResult{}, workflow.NewContinueAsNewError(ctx, job.BatchWorkflowName, b.continued())
+				}
+				break
 			}
 		}
 		sel.Select(ctx)
 	}
-	for _, ref := range in.Sectors[next:] { // not started because of a cancel
-		results = append(results, job.SectorResult{SectorID: ref.SectorID, Status: job.StatusCanceled})
-		prog[ref.SectorID].Status = job.StatusCanceled
+	return b.finish(), nil
+}
+
+// batch is one run of a BatchWorkflow: the sectors it starts, the results
+// it carries, and the signals it has applied.
+type batch struct {
+	in            job.BatchInput
+	maxInFlight   int
+	continueAfter int
+	total         int
+	prog          map[uint64]*job.Progress
+	results       []job.SectorResult
+
+	progressCh, cancelCh    workflow.ReceiveChannel
+	cancelChildren          workflow.CancelFunc
+	canceled                bool
+	inFlight, next, started int
+}
+
+func newBatch(ctx workflow.Context, in job.BatchInput) *batch {
+	b := &batch{in: in, maxInFlight: in.MaxInFlight, continueAfter: in.ContinueAfter,
+		total: len(in.Done) + len(in.Sectors), prog: map[uint64]*job.Progress{},
+		results:    append([]job.SectorResult(nil), in.Done...),
+		progressCh: workflow.GetSignalChannel(ctx, job.SignalProgress),
+		cancelCh:   workflow.GetSignalChannel(ctx, job.SignalCancel),
 	}
-	sort.Slice(results, func(i, j int) bool { return results[i].SectorID < results[j].SectorID })
-	return job.BatchResult{BatchID: in.BatchID, Sectors: results}, nil
+	if b.maxInFlight <= 0 {
+		b.maxInFlight = 8
+	}
+	if b.continueAfter <= 0 {
+		b.continueAfter = 500
+	}
+	for _, d := range in.Done {
+		n := max(len(d.Partitions), d.NumPartitions)
+		b.prog[d.SectorID] = &job.Progress{SectorID: d.SectorID, Status: d.Status, Partitions: n, PartitionsDone: n}
+	}
+	for _, s := range in.Sectors {
+		if _, ok := b.prog[s.SectorID]; !ok {
+			b.prog[s.SectorID] = &job.Progress{SectorID: s.SectorID, Status: job.StatusPending}
+		}
+	}
+	if b.in.Submitted.IsZero() {
+		b.in.Submitted = workflow.GetInfo(ctx).WorkflowStartTime
+	}
+	return b
+}
+
+// progress answers the progress query.
+func (b *batch) progress() (job.BatchProgress, error) {
+	bp := job.BatchProgress{BatchID: b.in.BatchID, Total: b.total, Canceled: b.canceled}
+	for _, p := range b.prog {
+		bp.Sectors = append(bp.Sectors, *p)
+	}
+	sort.Slice(bp.Sectors, func(i, j int) bool { return bp.Sectors[i].SectorID < bp.Sectors[j].SectorID })
+	return bp, nil
+}
+
+func (b *batch) receiveProgress(ctx workflow.Context, c workflow.ReceiveChannel) {
+	var p job.Progress
+	c.Receive(ctx, &p)
+	b.applyProgress(p)
+}
+
+func (b *batch) applyProgress(p job.Progress) {
+	if cur, ok := b.prog[p.SectorID]; ok && cur.Status != job.StatusDuplicate {
+		*cur = p
+	}
+}
+
+// cancel starts no more sectors and cancels those in flight.
+func (b *batch) cancel() {
+	if !b.canceled {
+		b.canceled = true
+		b.cancelChildren()
+	}
+}
+
+// drainSignals applies every signal already received, without blocking.
+func (b *batch) drainSignals(ctx workflow.Context) {
+	for {
+		var p job.Progress
+		if !b.progressCh.ReceiveAsync(&p) {
+			break
+		}
+		b.applyProgress(p)
+	}
+	for b.cancelCh.ReceiveAsync(nil) {
+		b.cancel()
+	}
+}
+
+func (b *batch) canStart() bool {
+	return !b.canceled && b.inFlight < b.maxInFlight && b.next < len(b.in.Sectors) && b.started < b.continueAfter
+}
+
+// startNext starts the next sector's workflow; its result is recorded when
+// the selector delivers it.
+func (b *batch) startNext(ctx, childCtx workflow.Context, sel workflow.Selector) {
+	ref := b.in.Sectors[b.next]
+	seq := len(b.in.Done) + b.next
+	b.next++
+	b.started++
+	b.inFlight++
+	b.prog[ref.SectorID].Status = job.StatusRunning
+	cctx := workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
+		WorkflowID:            job.SectorWorkflowID(ref.SectorID),
+		TaskQueue:             job.QueueWorkflow,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WaitForCancellation:   true,
+		Priority:              temporal.Priority{PriorityKey: job.TaskPriority(b.in.Priority)},
+	})
+	start := workflow.Now(ctx)
+	f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
+		BatchID: b.in.BatchID, Priority: b.in.Priority, Submitted: b.in.Submitted, Seq: seq, SectorRef: ref,
+		PartitionRetries: b.in.PartitionRetries, HostLossRetries: b.in.HostLossRetries, Timeouts: b.in.Timeouts})
+	sel.AddFuture(f, func(f workflow.Future) {
+		b.inFlight--
+		b.record(b.sectorResult(ctx, ref, start, f))
+	})
+}
+
+// sectorResult reads a finished sector workflow's outcome.
+func (b *batch) sectorResult(ctx workflow.Context, ref job.SectorRef, start time.Time, f workflow.Future) job.SectorResult {
+	var r job.SectorResult
+	err := f.Get(ctx, &r)
+	switch {
+	case err == nil:
+	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
+		r = duplicate(ctx, ref, start)
+	default:
+		if r.SectorID == 0 {
+			r = job.SectorResult{SectorID: ref.SectorID, Started: start, Finished: workflow.Now(ctx)}
+		}
+		r.Status, r.Error = job.StatusFailed, err.Error()
+		var ce *temporal.CanceledError
+		if b.canceled || errors.As(err, &ce) {
+			r.Status = job.StatusCanceled
+		}
+	}
+	return r
+}
+
+func (b *batch) record(r job.SectorResult) {
+	b.prog[r.SectorID].Status = r.Status
+	if b.total > job.FullResultsMax {
+		r.NumPartitions, r.Partitions = len(r.Partitions), nil
+	}
+	b.results = append(b.results, r)
+}
+
+// continued is the input of the next run: the sectors not started yet and
+// the results so far.
+func (b *batch) continued() job.BatchInput {
+	next := b.in
+	next.Sectors = b.in.Sectors[b.next:]
+	next.Done = b.results
+	next.Canceled = b.canceled
+	return next
+}
+
+// finish reports every sector, the ones a cancel kept from starting too.
+func (b *batch) finish() job.BatchResult {
+	for _, ref := range b.in.Sectors[b.next:] {
+		b.results = append(b.results, job.SectorResult{SectorID: ref.SectorID, Status: job.StatusCanceled})
+		b.prog[ref.SectorID].Status = job.StatusCanceled
+	}
+	sort.Slice(b.results, func(i, j int) bool { return b.results[i].SectorID < b.results[j].SectorID })
+	return job.BatchResult{BatchID: b.in.BatchID, Sectors: b.results}
 }
 
 // duplicate reports a sector whose workflow already ran: its stored C2 if

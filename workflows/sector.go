@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -24,9 +25,12 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 	if in.Submitted.IsZero() { // a sector started on its own
 		in.Submitted = workflow.GetInfo(ctx).WorkflowStartTime
 	}
-	retries := in.PartitionRetries
-	if retries <= 0 {
-		retries = 3
+	retries := partitionRetries{logical: in.PartitionRetries, hostLoss: in.HostLossRetries}
+	if retries.logical <= 0 {
+		retries.logical = 3
+	}
+	if retries.hostLoss <= 0 {
+		retries.hostLoss = 20
 	}
 	res := job.SectorResult{SectorID: in.SectorID, Status: job.StatusRunning, Started: workflow.Now(ctx)}
 	prog := job.Progress{SectorID: in.SectorID, Status: job.StatusRunning}
@@ -105,7 +109,7 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 // provePartition runs one partition to a verified proof, synthesizing again
 // (on any host) when the device phase or finalize cannot complete on the
 // host that holds the witness.
-func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeouts, retries int) (job.PartitionResult, []byte, error) {
+func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeouts, retries partitionRetries) (job.PartitionResult, []byte, error) {
 	pr := job.PartitionResult{Partition: k}
 	logger := workflow.GetLogger(ctx)
 	for {
@@ -123,6 +127,12 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 		if err := workflow.ExecuteActivity(synth, job.ActSynthesize, job.SynthInput{SectorRef: in.SectorRef, Partition: k}).Get(ctx, &so); err != nil {
 			pr.Error = err.Error()
 			release(ctx, so) // a completed synthesis reported with the cancel
+			if ctx.Err() == nil && hostLost(err) && pr.HostLosses < retries.hostLoss {
+				// Every attempt died with its host: the fleet's fault.
+				pr.HostLosses++
+				logger.Warn("synthesis lost with its host; synthesizing again", "sector", in.SectorID, "partition", k, "error", err)
+				continue
+			}
 			return pr, nil, err
 		}
 		if ctx.Err() != nil {
@@ -170,11 +180,40 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 		if ctx.Err() != nil || temporal.IsCanceledError(err) {
 			return pr, nil, err
 		}
-		if pr.Syntheses >= retries {
-			return pr, nil, fmt.Errorf("gave up after %d syntheses: %w", pr.Syntheses, err)
+		if hostLost(err) {
+			pr.HostLosses++
+			if pr.HostLosses > retries.hostLoss {
+				return pr, nil, fmt.Errorf("gave up after %d syntheses, %d lost with their hosts: %w", pr.Syntheses, pr.HostLosses, err)
+			}
+		} else {
+			pr.Failures++
+			if pr.Failures >= retries.logical {
+				return pr, nil, fmt.Errorf("gave up after %d syntheses, %d failed: %w", pr.Syntheses, pr.Failures, err)
+			}
 		}
-		logger.Warn("partition lost its witness; synthesizing again", "sector", in.SectorID, "partition", k, "host", so.Host, "error", err)
+		logger.Warn("partition lost its witness; synthesizing again", "sector", in.SectorID, "partition", k, "host", so.Host,
+			"failures", pr.Failures, "host_losses", pr.HostLosses, "error", err)
 	}
+}
+
+// partitionRetries bounds a partition's syntheses: logical counts its own
+// failures, hostLoss the attempts lost with a dead host.
+type partitionRetries struct{ logical, hostLoss int }
+
+// hostLost says whether an activity failed because its host went away:
+// it stopped heartbeating, or nothing took the task from the host's queue
+// in time (a killed or drained worker, whose queues nobody polls). A
+// witness missing on a host that still answers is the partition's failure.
+func hostLost(err error) bool {
+	var te *temporal.TimeoutError
+	if !errors.As(err, &te) {
+		return false
+	}
+	switch te.TimeoutType() {
+	case enumspb.TIMEOUT_TYPE_HEARTBEAT, enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+		return true
+	}
+	return false
 }
 
 // sectorError keeps the type of the application error that failed the

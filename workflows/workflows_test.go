@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -33,10 +34,15 @@ type fakes struct {
 	// onDevice, if set, runs in every device phase, which then waits for
 	// its cancellation.
 	onDevice func()
+	// onLookup, if set, runs in every LookupC2.
+	onLookup func()
+	// synthFail returns an error for the n-th synthesis of a partition.
+	synthFail  func(k, n int) error
+	synthCount map[int]int
 }
 
 func newFakes(partitions int) *fakes {
-	return &fakes{calls: map[string]int{}, partitions: partitions, devCount: map[int]int{}, handles: map[string]int{}}
+	return &fakes{calls: map[string]int{}, partitions: partitions, devCount: map[int]int{}, handles: map[string]int{}, synthCount: map[int]int{}}
 }
 
 func (f *fakes) count(name string) int {
@@ -58,6 +64,15 @@ func (f *fakes) register(env interface {
 	}, activity.RegisterOptions{Name: job.ActValidateC1})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
 		inc(job.ActSynthesize)
+		f.mu.Lock()
+		f.synthCount[in.Partition]++
+		n := f.synthCount[in.Partition]
+		f.mu.Unlock()
+		if f.synthFail != nil {
+			if err := f.synthFail(in.Partition, n); err != nil {
+				return job.SynthOutput{}, err
+			}
+		}
 		f.mu.Lock()
 		h := "h" + string(rune('a'+len(f.handles)))
 		f.handles[h] = in.Partition
@@ -100,7 +115,10 @@ func (f *fakes) register(env interface {
 	}, activity.RegisterOptions{Name: job.ActRelease})
 	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
 		inc(job.ActLookupC2)
-		return job.LookupOutput{}, nil
+		if f.onLookup != nil {
+			f.onLookup()
+		}
+		return job.LookupOutput{Found: true, C2Key: "c2/1.proof"}, nil
 	}, activity.RegisterOptions{Name: job.ActLookupC2})
 }
 
@@ -317,5 +335,110 @@ func TestLargeBatchResultStaysSmall(t *testing.T) {
 	b, _ := json.Marshal(res)
 	if per := len(b) / n; per*1000 > 1<<20 {
 		t.Fatalf("%d bytes per sector: a 1,000-sector result would be %d bytes", per, per*1000)
+	}
+}
+
+// A cancel received while the batch finishes the last sector of a run is
+// applied, not lost to continue-as-new: no sector starts after it. The
+// second sector is a duplicate whose LookupC2 is in flight when the cancel
+// arrives, so the signal is buffered until the run's last sector is done.
+func TestBatchCancelBeforeContinueAsNew(t *testing.T) {
+	f := newFakes(1)
+	env := sectorEnv(t, f)
+	f.onLookup = func() {
+		env.SignalWorkflow(job.SignalCancel, nil)
+		time.Sleep(50 * time.Millisecond) // the signal is delivered first
+	}
+	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 1, ContinueAfter: 2,
+		Sectors: []job.SectorRef{{SectorID: 1, C1Key: "c1"}, {SectorID: 1, C1Key: "c1"}, {SectorID: 3, C1Key: "c1"}}})
+	var res job.BatchResult
+	err := env.GetWorkflowResult(&res)
+	var can *workflow.ContinueAsNewError
+	if errors.As(err, &can) {
+		var in job.BatchInput
+		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+			t.Fatal(err)
+		}
+		if !in.Canceled {
+			t.Fatalf("continued as new with %d sectors left and the cancel lost", len(in.Sectors))
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.count(job.ActLookupC2) != 1 {
+		t.Fatalf("%d lookups, want 1 (the duplicate)", f.count(job.ActLookupC2))
+	}
+	for _, s := range res.Sectors {
+		if s.SectorID == 3 && s.Status != job.StatusCanceled {
+			t.Fatalf("sector 3: %s after the cancel, want canceled", s.Status)
+		}
+	}
+	if n := f.count(job.ActValidateC1); n != 1 {
+		t.Fatalf("%d sectors validated, want 1: a sector started after the cancel", n)
+	}
+}
+
+// A batch continued as new after a cancel starts nothing.
+func TestBatchCanceledAcrossContinueAsNew(t *testing.T) {
+	f := newFakes(1)
+	env := sectorEnv(t, f)
+	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", Canceled: true,
+		Sectors: []job.SectorRef{{SectorID: 5, C1Key: "c1"}}})
+	var res job.BatchResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if f.count(job.ActValidateC1) != 0 || len(res.Sectors) != 1 || res.Sectors[0].Status != job.StatusCanceled {
+		t.Fatalf("canceled batch ran: %d validations, %+v", f.count(job.ActValidateC1), res.Sectors)
+	}
+}
+
+// Syntheses lost with dead hosts (heartbeat or host-queue timeouts) do not
+// use up a partition's retries; its own failures do, and both are
+// reported.
+func TestHostLossDoesNotUsePartitionRetries(t *testing.T) {
+	f := newFakes(2)
+	f.deviceFail = func(k, n int) error {
+		switch {
+		case k == 0 && n <= 4:
+			return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+		case k == 0 && n == 5:
+			return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		case k == 0 && n == 6:
+			return temporal.NewNonRetryableApplicationError("device error", job.ErrWitnessLost, nil)
+		}
+		return nil
+	}
+	env := sectorEnv(t, f)
+	in := sector
+	in.PartitionRetries = 2
+	env.ExecuteWorkflow(job.SectorWorkflowName, in)
+	var res job.SectorResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatalf("5 host losses and 1 failure failed the sector with 2 retries: %v", err)
+	}
+	p := res.Partitions[0]
+	if p.Syntheses != 7 || p.HostLosses != 5 || p.Failures != 1 {
+		t.Fatalf("partition 0: %d syntheses, %d host losses, %d failures; want 7, 5, 1", p.Syntheses, p.HostLosses, p.Failures)
+	}
+}
+
+// Host losses are bounded apart, so a fleet that keeps dying still ends.
+func TestHostLossesBounded(t *testing.T) {
+	f := newFakes(1)
+	f.synthFail = func(k, n int) error { return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil) }
+	env := sectorEnv(t, f)
+	in := sector
+	in.HostLossRetries = 4
+	env.ExecuteWorkflow(job.SectorWorkflowName, in)
+	if err := env.GetWorkflowError(); err == nil {
+		t.Fatal("a partition whose hosts always die succeeded")
+	}
+	// Each synthesis activity is tried 3 times by its retry policy; the
+	// workflow synthesizes again 4 times: 5 x 3 attempts.
+	if got := f.count(job.ActSynthesize); got != 15 {
+		t.Fatalf("%d synthesis attempts, want 15", got)
 	}
 }
