@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,7 +110,6 @@ type Stats struct {
 // Worker is a configured worker process, ready to run.
 type Worker struct {
 	cfg     Config
-	host    *activities.Host // nil in a simulation
 	acts    Activities
 	budget  *activities.Budget
 	slots   *gpu.Slots
@@ -135,14 +135,14 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 			return nil, fmt.Errorf("unknown role %q (workflow, prove, synth or device)", r)
 		}
 	}
-	if has(cfg.Roles, RoleProve) && has(cfg.Roles, RoleSynth) {
+	if slices.Contains(cfg.Roles, RoleProve) && slices.Contains(cfg.Roles, RoleSynth) {
 		return nil, errors.New("roles prove and synth exclude each other: prove keeps witnesses on this host, synth spills them")
 	}
 	spill, err := activities.ParseSpill(cfg.Spill, store)
 	if err != nil {
 		return nil, err
 	}
-	if spill == nil && (has(cfg.Roles, RoleSynth) || has(cfg.Roles, RoleDevice)) {
+	if spill == nil && (slices.Contains(cfg.Roles, RoleSynth) || slices.Contains(cfg.Roles, RoleDevice)) {
 		return nil, errors.New("roles synth and device need --spill (dir:PATH on a shared disk, or s3)")
 	}
 	if cfg.WitnessTTL == 0 {
@@ -206,8 +206,8 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	} else {
 		ph := activities.NewHost(cfg.ID, store, keys, slots, budget, cfg.Log)
 		ph.FaultyFinalize, ph.PauseAt, ph.PauseFile, ph.Metrics = cfg.FaultyFinalize, cfg.PauseAt, cfg.PauseFile, cfg.Metrics
-		ph.SetSpill(spill, has(cfg.Roles, RoleSynth))
-		h, w.host = ph, ph
+		ph.SetSpill(spill, slices.Contains(cfg.Roles, RoleSynth))
+		h = ph
 	}
 	w.acts = h
 	if cfg.Metrics != nil {
@@ -233,7 +233,7 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	reg := func(wk worker.Worker, name string, f any) {
 		wk.RegisterActivityWithOptions(f, activity.RegisterOptions{Name: name})
 	}
-	if has(cfg.Roles, RoleWorkflow) {
+	if slices.Contains(cfg.Roles, RoleWorkflow) {
 		o := base
 		wk := worker.New(c, job.QueueWorkflow, o)
 		workflows.Register(wk)
@@ -242,7 +242,7 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		reg(wk, job.ActLookupC2, h.LookupC2)
 		w.workers = append(w.workers, wk)
 	}
-	prove, synthOnly, device := has(cfg.Roles, RoleProve), has(cfg.Roles, RoleSynth), has(cfg.Roles, RoleDevice)
+	prove, synthOnly, device := slices.Contains(cfg.Roles, RoleProve), slices.Contains(cfg.Roles, RoleSynth), slices.Contains(cfg.Roles, RoleDevice)
 	if prove || synthOnly || device {
 		o := base
 		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, 16
@@ -332,10 +332,6 @@ func (w *Worker) ID() string { return w.cfg.ID }
 
 // Slots are the worker's device slots.
 func (w *Worker) Slots() *gpu.Slots { return w.slots }
-
-// Host exposes the worker's activities and their state (nil in a
-// simulation).
-func (w *Worker) Host() *activities.Host { return w.host }
 
 // Stats returns the worker's counters.
 func (w *Worker) Stats() Stats {
@@ -433,13 +429,4 @@ func sanitize(s string) string {
 		}
 		return '-'
 	}, s)
-}
-
-func has(v []string, s string) bool {
-	for _, x := range v {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

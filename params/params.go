@@ -213,3 +213,15 @@ func (d DirStore) Put(_ context.Context, key string, write func(io.Writer) error
 	}
 	return os.Rename(f.Name(), dst)
 }
+
+// DefaultDir is the local parameter cache: $C2FLOW_PARAMS, else the user
+// cache directory.
+func DefaultDir() string {
+	if d := os.Getenv("C2FLOW_PARAMS"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "c2flow", "params")
+	}
+	return filepath.Join(os.TempDir(), "c2flow-params")
+}

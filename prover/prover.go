@@ -44,8 +44,6 @@ type Prover struct {
 	// starts, overlapping it; Finish then only assembles. On a host whose
 	// CPU also runs the device phase (the CPU backend) the two compete.
 	EarlyG2 bool
-	// FinalizeTasks bounds the goroutines of the CPU finalize (0: all cores).
-	FinalizeTasks int
 }
 
 // New returns a prover over keys; log may be nil.
@@ -261,11 +259,7 @@ func computeH(ctx context.Context, dev gpu.Backend, sol *Solution, pk *groth16bl
 func (p *Prover) g2MSM(wireB []fr.Element) g2Result {
 	t0 := time.Now()
 	var bs curve.G2Jac
-	tasks := p.FinalizeTasks
-	if tasks <= 0 {
-		tasks = runtime.NumCPU()
-	}
-	_, err := bs.MultiExp(p.Keys.PK.G2.B, wireB, ecc.MultiExpConfig{NbTasks: tasks})
+	_, err := bs.MultiExp(p.Keys.PK.G2.B, wireB, ecc.MultiExpConfig{NbTasks: runtime.NumCPU()})
 	return g2Result{bs: bs, dur: time.Since(t0), err: err}
 }
 

@@ -48,11 +48,6 @@ func (s *Store) PutC1(ctx context.Context, c1 *porep.C1) error {
 	return s.Put(ctx, C1Key(c1.SectorID), b.Bytes())
 }
 
-// GetC1Raw reads a sector's C1 bytes (checksum checked).
-func (s *Store) GetC1Raw(ctx context.Context, sectorID uint64) ([]byte, error) {
-	return s.Get(ctx, C1Key(sectorID))
-}
-
 // PutC2 stores a verified C2 proof and its manifest. The proof is written
 // conditionally: if another proof of the sector is already stored (a
 // retried activity re-proved it, and Groth16 proofs are randomized), the

@@ -18,7 +18,7 @@ func runCircuit(ctx context.Context, args []string) error {
 	sub, args := args[0], args[1:]
 	fs := newFlags("circuit " + sub)
 	profile := fs.String("profile", "32KiB", "profile: "+fmt.Sprint(porep.ProfileNames()))
-	dir := fs.String("params", defaultParamsDir(), "local parameter cache")
+	dir := fs.String("params", params.DefaultDir(), "local parameter cache")
 	var lf logFlags
 	lf.add(fs)
 	if err := fs.Parse(args); err != nil {

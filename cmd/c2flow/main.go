@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"syscall"
 
@@ -114,15 +113,3 @@ func (l *logFlags) add(fs *flag.FlagSet) {
 }
 
 func (l *logFlags) logger() (*slog.Logger, error) { return l.Log.Logger() }
-
-// defaultParamsDir is the local parameter cache: $C2FLOW_PARAMS, else the
-// user cache directory.
-func defaultParamsDir() string {
-	if d := os.Getenv("C2FLOW_PARAMS"); d != "" {
-		return d
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "c2flow", "params")
-	}
-	return filepath.Join(os.TempDir(), "c2flow-params")
-}

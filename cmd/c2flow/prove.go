@@ -29,7 +29,7 @@ func (f *proverFlags) add(fs interface {
 	IntVar(*int, string, int, string)
 	BoolVar(*bool, string, bool, string)
 }) {
-	fs.StringVar(&f.params, "params", defaultParamsDir(), "local parameter cache (keys are made by a development setup on first use)")
+	fs.StringVar(&f.params, "params", params.DefaultDir(), "local parameter cache (keys are made by a development setup on first use)")
 	fs.IntVar(&f.devices, "cpu-devices", 1, "CPU pseudo-devices sharing this host's cores")
 	fs.StringVar(&f.backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
 	fs.StringVar(&f.cuda, "devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")

@@ -15,6 +15,7 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -56,7 +57,7 @@ func runSubmit(ctx context.Context, args []string) error {
 	wait := fs.Bool("wait", false, "wait for the batch and print its result")
 	inFlight := fs.Int("max-in-flight", 8, "sectors proved at once")
 	prio := fs.Int("priority", 0, "1 (most urgent: sectors near their deadline) to 5; default 3")
-	params := fs.String("params", defaultParamsDir(), "local parameter cache (keys are made here if storage has none)")
+	paramsDir := fs.String("params", params.DefaultDir(), "local parameter cache (keys are made here if storage has none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,19 +81,19 @@ func runSubmit(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	res, err := submitAndWait(ctx, c, store, files, *params, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
+	res, err := submitAndWait(ctx, c, store, files, *paramsDir, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
 	if err != nil || !*wait {
 		return err
 	}
 	return printResult(res)
 }
 
-func submitAndWait(ctx context.Context, c client.Client, st *storage.Store, files []string, params string, o batch.Options, wait bool) (job.BatchResult, error) {
+func submitAndWait(ctx context.Context, c client.Client, st *storage.Store, files []string, paramsDir string, o batch.Options, wait bool) (job.BatchResult, error) {
 	refs, profiles, err := batch.UploadC1(ctx, st, files)
 	if err != nil {
 		return job.BatchResult{}, err
 	}
-	if err := batch.EnsureKeys(ctx, st, params, profiles); err != nil {
+	if err := batch.EnsureKeys(ctx, st, paramsDir, profiles); err != nil {
 		return job.BatchResult{}, err
 	}
 	if o.BatchID == "" {

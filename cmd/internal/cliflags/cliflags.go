@@ -17,6 +17,7 @@ import (
 
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -168,7 +169,7 @@ func AddHost(fs *flag.FlagSet) (func() (host.Config, error), error) {
 	fs.IntVar(&c.FinalizeSlots, "finalize-slots", 0, "concurrent CPU finalizes (default: one per device)")
 	fs.BoolVar(&c.EarlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
 	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
-	fs.StringVar(&c.ParamsDir, "params", defaultParams(), "local parameter cache")
+	fs.StringVar(&c.ParamsDir, "params", params.DefaultDir(), "local parameter cache")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
 	fs.StringVar(&c.Backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
 	devices := fs.String("devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")
@@ -192,14 +193,4 @@ func split(s string) []string {
 		}
 	}
 	return out
-}
-
-func defaultParams() string {
-	if d := os.Getenv("C2FLOW_PARAMS"); d != "" {
-		return d
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return d + "/c2flow/params"
-	}
-	return os.TempDir() + "/c2flow-params"
 }
