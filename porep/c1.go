@@ -189,7 +189,7 @@ func DecodeC1(r io.Reader) (*C1, error) {
 	}
 	p, err := LookupProfile(j.RegisteredProof)
 	if err != nil {
-		return nil, &FieldError{Field: "registered_proof", Err: fmt.Errorf("%w: %v", ErrProfile, err)}
+		return nil, &FieldError{Field: "registered_proof", Err: err}
 	}
 	if int64(len(raw)) > p.MaxC1Bytes() {
 		return nil, &FieldError{Field: "(file)", Err: fmt.Errorf("%w: %d bytes, the %s profile allows %d", ErrTooLarge, len(raw), p.Name, p.MaxC1Bytes())}

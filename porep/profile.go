@@ -62,8 +62,11 @@ var profiles = map[string]Profile{
 // LookupProfile returns the named profile or an error listing the known ones.
 func LookupProfile(name string) (Profile, error) {
 	p, ok := profiles[name]
-	if !ok {
-		return Profile{}, fmt.Errorf("unknown profile %q (known: %s)", name, strings.Join(ProfileNames(), ", "))
+	switch {
+	case name == "":
+		return Profile{}, fmt.Errorf("%w: none given (known: %s)", ErrProfile, strings.Join(ProfileNames(), ", "))
+	case !ok:
+		return Profile{}, fmt.Errorf("%w %q (known: %s)", ErrProfile, name, strings.Join(ProfileNames(), ", "))
 	}
 	return p, nil
 }

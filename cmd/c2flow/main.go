@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -77,9 +78,18 @@ func usage(cmds map[string]command) {
 	}
 }
 
-// newFlags returns a flag set whose errors are returned, not fatal.
+// newFlags returns a flag set whose errors are returned, not fatal: main
+// prints them once (the flag package would print them too), after the
+// usage.
 func newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("c2flow "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fs.SetOutput(os.Stderr)
+		defer fs.SetOutput(io.Discard)
+		fmt.Fprintf(os.Stderr, "usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+	}
 	return fs
 }
 

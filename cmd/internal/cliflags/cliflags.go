@@ -118,11 +118,16 @@ func (s *S3) Config() storage.Config {
 // Open opens the store and makes sure the bucket exists.
 func (s *S3) Open(ctx context.Context) (*storage.Store, error) {
 	st, err := storage.Open(ctx, s.Config())
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = st.EnsureBucket(ctx)
 	}
-	if err := st.EnsureBucket(ctx); err != nil {
-		return nil, err
+	if err != nil && s.Endpoint == "" {
+		// The usual mistake: a command run next to `c2flow dev` without
+		// its endpoint goes to AWS and fails on credentials.
+		return nil, fmt.Errorf("S3 at AWS (no --s3-endpoint or $C2FLOW_S3_ENDPOINT given; for the local stack of `c2flow dev` use --s3-endpoint http://127.0.0.1:9000 --s3-access-key c2flow-dev --s3-secret-key c2flow-dev-secret): %w", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("S3 at %s: %w", s.Endpoint, err)
 	}
 	return st, nil
 }
