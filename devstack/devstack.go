@@ -7,11 +7,14 @@
 package devstack
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"go.temporal.io/server/common/cluster"
@@ -46,8 +49,19 @@ type Server struct {
 	ns   string
 }
 
-// Start starts the server and returns once the frontend serves.
+// Start starts the server and returns once the frontend serves. Ports it
+// picks itself are free when picked but may be taken before the server
+// binds them (other processes pick too): it then tries fresh ones.
 func Start(o Options) (*Server, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := start(o)
+		if err == nil || attempt == 5 || !errors.Is(err, syscall.EADDRINUSE) && !strings.Contains(err.Error(), "address already in use") {
+			return s, err
+		}
+	}
+}
+
+func start(o Options) (*Server, error) {
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	}
