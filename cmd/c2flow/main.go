@@ -27,6 +27,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"seal":    {"write C1 files of sealed test sectors", runSeal},
+		"c1":      {"c1 check: verify Filecoin C1 files natively against their sectors' public data", runC1},
 		"circuit": {"circuit info | setup: size a profile's circuit, make or load its keys", runCircuit},
 		"prove":   {"direct mode: prove one C1 in this process, no Temporal", runProve},
 		"bench":   {"bench prover|batch|stats|compare: split prover vs gnark, pipeline batches, distributions, regressions vs noise", runBench},

@@ -30,9 +30,15 @@ func runSeal(ctx context.Context, args []string) error {
 	profile := fs.String("profile", "32KiB", "profile: "+fmt.Sprint(porep.ProfileNames()))
 	n := fs.Int("sectors", 2, "number of sectors")
 	first := fs.Uint64("first-id", 1, "sector id of the first sector")
+	fs.Uint64Var(first, "first-sector", 1, "alias of --first-id")
 	out := fs.String("out", "c1", "output directory")
+	var fc filecoinSealFlags
+	fc.add(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fc.proof != "" {
+		return runFilecoinSeal(ctx, fs, &fc, *n, *first, *out)
 	}
 	p, err := porep.LookupProfile(*profile)
 	if err != nil {

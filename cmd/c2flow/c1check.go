@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/seal"
+)
+
+// defaultProverID is the prover id of c2flow's Filecoin test sectors: the
+// same bytes as TestSectorInfo's.
+func defaultProverID() [32]byte {
+	var id [32]byte
+	copy(id[:], "c2flow test prover")
+	return id
+}
+
+// filecoinSealFlags are c2flow seal's flags for Filecoin sectors.
+type filecoinSealFlags struct {
+	proof    string
+	proverID string
+	sparse   bool
+}
+
+func (f *filecoinSealFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&f.proof, "proof", "", "seal Filecoin sectors of this registered seal proof (e.g. StackedDrg2KiBV1_1) instead of a --profile; writes <sector-id>.c1.json (SealCommitPhase1Output JSON as filecoin-ffi writes it) and sectors.json (public data)")
+	fs.StringVar(&f.proverID, "prover-id", "", "with --proof: the 32-byte prover id in hex (default: the bytes of \"c2flow test prover\")")
+	fs.BoolVar(&f.sparse, "sparse", false, "with --proof: seal committed-capacity sectors sparsely (only the opened nodes hold real labels; seconds for any size, automatic above 512MiB); see filecoin/seal.SealSparse")
+}
+
+// runFilecoinSeal seals n Filecoin test sectors from sector id first.
+func runFilecoinSeal(ctx context.Context, fs *flag.FlagSet, f *filecoinSealFlags, n int, first uint64, out string) error {
+	var profileSet bool
+	fs.Visit(func(fl *flag.Flag) { profileSet = profileSet || fl.Name == "profile" })
+	if profileSet {
+		return fmt.Errorf("--proof and --profile are exclusive")
+	}
+	info, err := proofs.ByName(f.proof)
+	if err != nil {
+		return fmt.Errorf("--proof: %w", err)
+	}
+	if n < 1 {
+		return fmt.Errorf("--sectors must be at least 1")
+	}
+	prover := defaultProverID()
+	if f.proverID != "" {
+		if prover, err = seal.ParseHex32(f.proverID); err != nil {
+			return fmt.Errorf("--prover-id: %w", err)
+		}
+	}
+	sparse := f.sparse || info.Nodes > seal.MaxSealNodes
+	if sparse && !f.sparse {
+		fmt.Fprintf(os.Stderr, "%s sectors are sealed sparsely (committed capacity, only the opened nodes hold real labels)\n", info.Name)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	m := &seal.Manifest{Proof: info.Name}
+	for i := range n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		id := first + uint64(i)
+		p := seal.TestParams(info.Proof, prover, id)
+		t0 := time.Now()
+		var s *seal.Sealed
+		if sparse {
+			s, err = seal.SealSparse(ctx, p)
+		} else {
+			s, err = seal.Seal(ctx, p)
+		}
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("%d.c1.json", id)
+		path := filepath.Join(out, name)
+		if err := writeFilecoinC1(path, s.C1); err != nil {
+			return err
+		}
+		m.Sectors = append(m.Sectors, seal.EntryOf(s.Public, name))
+		fmt.Fprintf(os.Stderr, "sealed sector %d (%s) in %v -> %s\n", id, info.Name, time.Since(t0).Round(time.Millisecond), path)
+	}
+	return seal.WriteManifest(filepath.Join(out, "sectors.json"), m)
+}
+
+func writeFilecoinC1(path string, c *c1.SealCommitPhase1Output) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := c1.Encode(f, c); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func runC1(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] != "check" {
+		fmt.Fprintln(os.Stderr, "usage: c2flow c1 check [--prover-id HEX [--sector-id N]] FILE...")
+		if len(args) == 0 {
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("c1: unknown subcommand %q", args[0])
+	}
+	return c1Check(ctx, args[1:], os.Stdout, os.Stderr)
+}
+
+// c1CheckFlags are the public data given on the command line.
+type c1CheckFlags struct {
+	proverID, sectorID         string
+	ticket, seed, commD, commR string
+	proof                      string
+	timing                     bool
+	workers                    int
+}
+
+// c1Check checks each C1 file natively and prints one line per file to
+// out: "FILE: ok (public data: SOURCE)" or "FILE: bad: FAILURE (public
+// data: SOURCE)". The public data come from the flags, else from a
+// sectors.json beside the file that lists it, else from the file itself.
+// It returns an error when any file is bad.
+func c1Check(ctx context.Context, args []string, out, logw io.Writer) error {
+	fs := newFlags("c1 check")
+	var f c1CheckFlags
+	fs.StringVar(&f.proverID, "prover-id", "", "prover id (32 bytes hex): check the replica id it derives with the sector id (--sector-id, else the Commit2In SectorNum, else the N of a file named N.c1.json)")
+	fs.StringVar(&f.sectorID, "sector-id", "", "sector id (with --prover-id; one file only)")
+	fs.StringVar(&f.ticket, "ticket", "", "with --prover-id: the sector's ticket (hex); default: the file's")
+	fs.StringVar(&f.seed, "seed", "", "with --prover-id: the sector's seed (hex); default: the file's")
+	fs.StringVar(&f.commD, "comm-d", "", "with --prover-id: the sector's comm_d (hex); default: the file's")
+	fs.StringVar(&f.commR, "comm-r", "", "with --prover-id: the sector's comm_r (hex); default: the file's")
+	fs.StringVar(&f.proof, "proof", "", "with --prover-id: the sector's registered seal proof; default: the file's")
+	fs.BoolVar(&f.timing, "timing", false, "print each file's decode and verification time and the heap in use to stderr")
+	fs.IntVar(&f.workers, "workers", 0, "goroutines verifying challenges (0: GOMAXPROCS)")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("c1 check: no files")
+	}
+	if f.proverID == "" && (f.sectorID != "" || f.ticket != "" || f.seed != "" || f.commD != "" || f.commR != "" || f.proof != "") {
+		return fmt.Errorf("c1 check: --sector-id, --ticket, --seed, --comm-d, --comm-r and --proof need --prover-id")
+	}
+	if f.sectorID != "" && len(files) != 1 {
+		return fmt.Errorf("c1 check: --sector-id with %d files (one file only)", len(files))
+	}
+	bad := 0
+	for _, name := range files {
+		source, err := checkC1File(ctx, name, &f, logw)
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		if err != nil {
+			bad++
+			fmt.Fprintf(out, "%s: bad: %v (public data: %s)\n", name, err, source)
+			continue
+		}
+		fmt.Fprintf(out, "%s: ok (public data: %s)\n", name, source)
+	}
+	if bad > 0 {
+		return fmt.Errorf("c1 check: %d of %d C1 files bad", bad, len(files))
+	}
+	return nil
+}
+
+// checkC1File decodes and verifies one file, returning where its public
+// data came from.
+func checkC1File(ctx context.Context, name string, f *c1CheckFlags, logw io.Writer) (string, error) {
+	var ms0 runtime.MemStats
+	if f.timing {
+		runtime.GC()
+		runtime.ReadMemStats(&ms0)
+	}
+	t0 := time.Now()
+	a, err := c1.DecodeFile(name)
+	if err != nil {
+		return "none (not decoded)", err
+	}
+	tDecode := time.Since(t0)
+	opts := []seal.Option{seal.WithWorkers(f.workers)}
+	var source string
+	t1 := time.Now()
+	switch pub, src, err := publicFor(name, a, f); {
+	case err != nil:
+		return src, err
+	case pub == nil:
+		source = src
+		err = seal.VerifyCarried(ctx, a.C1, opts...)
+		if err != nil {
+			return source, err
+		}
+	default:
+		source = src
+		if err := seal.Verify(ctx, a.C1, *pub, opts...); err != nil {
+			return source, err
+		}
+	}
+	if f.timing {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Fprintf(logw, "%s: %s, decode %v, verify %v, heap in use %.1f MiB (%.1f MiB before), total allocated %.1f MiB\n",
+			name, a.C1.RegisteredProof, tDecode.Round(time.Microsecond), time.Since(t1).Round(time.Microsecond),
+			float64(ms.HeapInuse)/(1<<20), float64(ms0.HeapInuse)/(1<<20), float64(ms.TotalAlloc-ms0.TotalAlloc)/(1<<20))
+	}
+	return source, nil
+}
+
+// publicFor returns the public data to check a decoded file against and
+// their source; nil public data means the file's own.
+func publicFor(name string, a *c1.Artifact, f *c1CheckFlags) (*seal.SectorPublic, string, error) {
+	c := a.C1
+	if f.proverID != "" {
+		const src = "flags"
+		pub := seal.SectorPublic{Proof: c.RegisteredProof, Ticket: c.Ticket, Seed: c.Seed, CommD: c.CommD, CommR: c.CommR}
+		var err error
+		if pub.ProverID, err = seal.ParseHex32(f.proverID); err != nil {
+			return nil, src, fmt.Errorf("--prover-id: %w", err)
+		}
+		var sectorSrc string
+		switch {
+		case f.sectorID != "":
+			sectorSrc = "--sector-id"
+			if pub.SectorID, err = strconv.ParseUint(f.sectorID, 10, 64); err != nil {
+				return nil, src, fmt.Errorf("--sector-id: %w", err)
+			}
+		case a.Wrapped:
+			sectorSrc = "Commit2In SectorNum"
+			if a.SectorNum < 0 {
+				return nil, src, fmt.Errorf("Commit2In SectorNum %d is negative", a.SectorNum)
+			}
+			pub.SectorID = uint64(a.SectorNum)
+		default:
+			base := filepath.Base(name)
+			id, ok := strings.CutSuffix(base, ".c1.json")
+			if ok {
+				pub.SectorID, err = strconv.ParseUint(id, 10, 64)
+			}
+			if !ok || err != nil {
+				return nil, src, fmt.Errorf("no sector id: give --sector-id, a Commit2In file, or a file named <sector-id>.c1.json")
+			}
+			sectorSrc = "file name"
+		}
+		given := []string{"prover id", "sector id (" + sectorSrc + ")"}
+		for _, h := range []struct {
+			flag, s string
+			dst     *[32]byte
+		}{{"ticket", f.ticket, &pub.Ticket}, {"seed", f.seed, &pub.Seed}, {"comm-d", f.commD, &pub.CommD}, {"comm-r", f.commR, &pub.CommR}} {
+			if h.s == "" {
+				continue
+			}
+			if *h.dst, err = seal.ParseHex32(h.s); err != nil {
+				return nil, src, fmt.Errorf("--%s: %w", h.flag, err)
+			}
+			given = append(given, h.flag)
+		}
+		if f.proof != "" {
+			if pub.Proof, err = proofs.Parse(f.proof); err != nil {
+				return nil, src, fmt.Errorf("--proof: %w", err)
+			}
+			given = append(given, "proof")
+		}
+		return &pub, src + ": " + strings.Join(given, ", ") + "; the rest from the file", nil
+	}
+	mpath := filepath.Join(filepath.Dir(name), "sectors.json")
+	m, err := seal.ReadManifest(mpath)
+	switch {
+	case err == nil:
+		if e := m.Find(filepath.Base(name)); e != nil {
+			pub, err := m.Public(e)
+			if err != nil {
+				return nil, mpath, err
+			}
+			return &pub, mpath, nil
+		}
+		return nil, "the file's own (not listed in " + mpath + "; replica id not derived)", nil
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, seal.ErrNotManifest):
+		return nil, "the file's own (replica id not derived: no prover or sector id)", nil
+	}
+	return nil, mpath, err
+}

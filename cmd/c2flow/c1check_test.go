@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/seal"
+)
+
+// c2flow seal --proof writes Filecoin C1 files and sectors.json; c2flow c1
+// check accepts them with the public data from sectors.json, from flags
+// or from the files, and names the first failure of a tampered one.
+func TestFilecoinSealAndCheck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := dispatch(ctx, []string{"seal", "--proof", "StackedDrg2KiBV1_1", "--sectors", "2", "--first-sector", "5", "--out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := seal.ReadManifest(filepath.Join(dir, "sectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Proof != "StackedDrg2KiBV1_1" || len(m.Sectors) != 2 || m.Sectors[0].SectorID != 5 || m.Sectors[1].C1 != "6.c1.json" {
+		t.Fatalf("manifest %+v", m)
+	}
+	f5, f6 := filepath.Join(dir, "5.c1.json"), filepath.Join(dir, "6.c1.json")
+	check := func(wantErr bool, args ...string) []string {
+		t.Helper()
+		var out, log bytes.Buffer
+		err := c1Check(ctx, args, &out, &log)
+		if (err != nil) != wantErr {
+			t.Fatalf("c1 check %v: error %v, want error %v; output:\n%s", args, err, wantErr, out.String())
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		t.Logf("c1 check %v:\n%s%s", args, out.String(), log.String())
+		return lines
+	}
+	lines := check(false, f5, f6)
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], f5+": ok (public data: "+filepath.Join(dir, "sectors.json")) {
+		t.Fatalf("lines %q", lines)
+	}
+
+	// Flags: the right prover id derives the file's replica id, a wrong
+	// one does not; the sector id comes from the file name.
+	prover := seal.Hex32(defaultProverID())
+	check(false, "--prover-id", prover, f5)
+	check(false, "--prover-id", prover, "--sector-id", "6", f6)
+	lines = check(true, "--prover-id", prover, "--sector-id", "7", f6)
+	if !strings.Contains(lines[0], "bad: ") || !strings.Contains(lines[0], "replica id mismatch") {
+		t.Fatalf("wrong sector id: %q", lines)
+	}
+
+	// A file elsewhere is checked against what it carries.
+	other := t.TempDir()
+	b, err := os.ReadFile(f5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lone := filepath.Join(other, "x.json")
+	if err := os.WriteFile(lone, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines = check(false, lone)
+	if !strings.Contains(lines[0], "ok (public data: the file's own") {
+		t.Fatalf("lone file: %q", lines)
+	}
+
+	// Commit2In-wrapped: the sector id comes from SectorNum.
+	a, err := c1.DecodeFile(f6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c1.MarshalCommit2In(6, a.C1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := filepath.Join(other, "c1out.json")
+	if err := os.WriteFile(wrapped, w, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check(false, "--prover-id", prover, wrapped)
+
+	// Tamper with sector 6's seed: sectors.json disagrees, the file's own
+	// data derive other challenges.
+	a.C1.Seed[0] ^= 1
+	bad, err := c1.Marshal(a.C1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f6, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines = check(true, "--timing", f5, f6)
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], ")") || !strings.Contains(lines[0], ": ok ") ||
+		!strings.Contains(lines[1], "bad: seal: verify: seed:") {
+		t.Fatalf("tampered: %q", lines)
+	}
+	if err := os.WriteFile(filepath.Join(other, "y.json"), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines = check(true, filepath.Join(other, "y.json"))
+	if !strings.Contains(lines[0], "challenge mismatch") {
+		t.Fatalf("tampered lone file: %q", lines)
+	}
+
+	// Usage errors.
+	if err := c1Check(ctx, []string{"--sector-id", "5", f5}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+		t.Fatal("--sector-id without --prover-id accepted")
+	}
+	if err := dispatch(ctx, []string{"seal", "--proof", "StackedDrg2KiBV1_1", "--profile", "32KiB", "--out", t.TempDir()}); err == nil {
+		t.Fatal("--proof with --profile accepted")
+	}
+}
