@@ -7,6 +7,7 @@ package activities
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -167,26 +168,32 @@ func (h *Host) pause(ctx context.Context, phase string) error {
 	return ctx.Err()
 }
 
-func badC1(sectorID uint64, err error) error {
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("sector %d: bad C1: %v", sectorID, err), job.ErrBadC1, err)
+func badC1(ref job.SectorRef, err error) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: bad C1: %v", ref, err), job.ErrBadC1, err)
 }
 
-// loadC1 reads, decodes and checks a sector's C1. Storage errors are
-// retryable; anything wrong with the C1 itself is a non-retryable BadC1.
+// loadC1 reads, checks and decodes a sector's C1. The bytes must be the
+// ones the sector's identity pins (an object replaced after submission is
+// a BadC1, never proved), and the C1 must name the sector's prover and
+// number. A missing object or an unreachable store is a retryable storage
+// error naming the key: a wrong configuration is not bad input.
 func (h *Host) loadC1(ctx context.Context, ref job.SectorRef) (*porep.C1, error) {
-	raw, err := h.Store.Get(ctx, ref.C1Key)
-	if err != nil {
-		if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrChecksum) {
-			return nil, badC1(ref.SectorID, err)
-		}
-		return nil, err
+	raw, err := h.Store.GetC1(ctx, ref.Identity(), ref.C1Digest)
+	switch {
+	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
+		return nil, badC1(ref, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: read C1: %w", ref, err)
 	}
 	c1, err := porep.DecodeC1(bytes.NewReader(raw))
 	if err != nil {
-		return nil, badC1(ref.SectorID, err)
+		return nil, badC1(ref, err)
 	}
 	if c1.SectorID != ref.SectorID {
-		return nil, badC1(ref.SectorID, fmt.Errorf("sector_id: the C1 is for sector %d", c1.SectorID))
+		return nil, badC1(ref, fmt.Errorf("sector_id: the C1 is for sector %d", c1.SectorID))
+	}
+	if p := hex.EncodeToString(c1.ProverID[:]); p != ref.ProverID {
+		return nil, badC1(ref, fmt.Errorf("prover_id: the C1 is for prover %s", p))
 	}
 	return c1, nil
 }
@@ -209,7 +216,7 @@ func (h *Host) doValidateC1(ctx context.Context, in job.SectorInput) (job.Valida
 	}
 	if err := c1.Verify(h.hasher); err != nil {
 		h.count(func(s *HostStats) { s.BadC1++ })
-		return job.ValidateOutput{}, badC1(in.SectorID, err)
+		return job.ValidateOutput{}, badC1(in.SectorRef, err)
 	}
 	h.count(func(s *HostStats) { s.Validated++ })
 	return job.ValidateOutput{Profile: c1.Profile.Name, Partitions: len(c1.Partitions)}, nil
@@ -560,17 +567,19 @@ func (h *Host) doStoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutpu
 	}
 	c2, err := assembleC2(c1.Profile.Name, in.Proofs)
 	if err != nil {
-		return job.StoreOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("sector %d: %v: not stored", in.SectorID, err), job.ErrInvalidProof, err)
+		return job.StoreOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v: not stored", in.SectorRef, err), job.ErrInvalidProof, err)
 	}
 	if err := prover.VerifyC2(pr.Keys.VK, c1.Statement(), c2); err != nil {
 		h.count(func(s *HostStats) { s.Invalid++ })
-		return job.StoreOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("sector %d: %v: not stored", in.SectorID, err), job.ErrInvalidProof, err)
+		return job.StoreOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v: not stored", in.SectorRef, err), job.ErrInvalidProof, err)
 	}
 	data, err := c2.MarshalBinary()
 	if err != nil {
 		return job.StoreOutput{}, err
 	}
-	m := storage.Manifest{SectorID: in.SectorID, Profile: c1.Profile.Name, Partitions: len(c2.Proofs), VKDigest: pr.Keys.Digest}
+	id := in.Identity()
+	m := storage.Manifest{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Profile: c1.Profile.Name,
+		Partitions: len(c2.Proofs), VKDigest: pr.Keys.VKSHA256, CircuitDigest: pr.Keys.Digest}
 	for _, p := range in.Partitions {
 		m.PartitionMS = append(m.PartitionMS, storage.PartitionTime{Partition: p.Partition, SynthMS: p.SynthMS, QueueMS: p.QueueMS, DeviceMS: p.DeviceMS, FinalizeMS: p.FinalizeMS})
 	}
@@ -578,17 +587,33 @@ func (h *Host) doStoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutpu
 	if err != nil {
 		return job.StoreOutput{}, err
 	}
-	if !created && !bytes.Equal(stored, data) {
+	if !created {
+		// A proof of this exact C1 is already stored (an earlier attempt
+		// of this activity, or a run whose C2 was found bad): keep it if
+		// it verifies, else replace it. One workflow per sector identity
+		// runs at a time, so nothing races the replacement.
 		old, err := prover.UnmarshalC2(stored)
 		if err == nil {
 			err = prover.VerifyC2(pr.Keys.VK, c1.Statement(), old)
 		}
 		if err != nil {
-			return job.StoreOutput{}, fmt.Errorf("sector %d: a C2 that does not verify is stored under %s: %w", in.SectorID, storage.C2Key(in.SectorID), err)
+			h.Log.Warn("replacing a stored C2 that does not verify", "sector", in.SectorRef.String(), "key", storage.C2Key(id), "reason", err)
+			if derr := h.Store.Delete(ctx, storage.C2Key(id)); derr != nil {
+				return job.StoreOutput{}, fmt.Errorf("%s: delete the bad C2 %s: %w", in.SectorRef, storage.C2Key(id), derr)
+			}
+			if stored, created, err = h.Store.PutC2(ctx, m, data); err != nil {
+				return job.StoreOutput{}, err
+			}
+			if !created {
+				return job.StoreOutput{}, fmt.Errorf("%s: another C2 was stored under %s while replacing a bad one", in.SectorRef, storage.C2Key(id))
+			}
+		}
+		if err := h.Store.PutManifest(ctx, m, stored); err != nil {
+			return job.StoreOutput{}, err
 		}
 	}
 	h.count(func(s *HostStats) { s.Stored++ })
-	return job.StoreOutput{C2Key: storage.C2Key(in.SectorID), Created: created}, nil
+	return job.StoreOutput{C2Key: storage.C2Key(id), Created: created}, nil
 }
 
 // assembleC2 joins the partitions' one-proof C2s, in order, into the
@@ -608,16 +633,45 @@ func assembleC2(profile string, proofs [][]byte) (*prover.C2, error) {
 	return c2, nil
 }
 
-// LookupC2 says whether a sector's C2 is stored.
+// LookupC2 says whether a sector's C2 is stored and can be trusted: the
+// manifest names this identity and the proof's digest, and the proof
+// verifies against the sector's C1 under the current keys. Anything else
+// is reported with the reason, and the sector is proved again.
 func (h *Host) LookupC2(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
-	_, err := h.Store.Head(ctx, storage.C2Key(ref.SectorID))
-	if errors.Is(err, storage.ErrNotFound) {
-		return job.LookupOutput{}, nil
+	id := ref.Identity()
+	out := job.LookupOutput{C2Key: storage.C2Key(id)}
+	_, proof, err := h.Store.GetC2(ctx, id)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		if _, herr := h.Store.Head(ctx, storage.C2Key(id)); herr == nil {
+			out.Found, out.Reason = true, "the C2's manifest is missing"
+		}
+		return out, nil
+	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
+		out.Found, out.Reason = true, err.Error()
+		return out, nil
+	case err != nil:
+		return out, err
+	}
+	out.Found = true
+	c1, pr, err := h.loadC1Prover(ctx, ref)
+	if err != nil {
+		if isBadC1(err) {
+			out.Reason = "its C1 cannot be checked: " + err.Error()
+			return out, nil
+		}
+		return out, err
+	}
+	c2, err := prover.UnmarshalC2(proof)
+	if err == nil {
+		err = prover.VerifyC2(pr.Keys.VK, c1.Statement(), c2)
 	}
 	if err != nil {
-		return job.LookupOutput{}, err
+		out.Reason = "the stored proof does not verify: " + err.Error()
+		return out, nil
 	}
-	return job.LookupOutput{Found: true, C2Key: storage.C2Key(ref.SectorID)}, nil
+	out.Valid = true
+	return out, nil
 }
 
 // KeyCache loads each profile's keys once per process and keeps them in

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
+	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
@@ -32,7 +34,8 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	c1 := poreptest.Sector(t, profile, 21).C1()
-	if err := store.PutC1(ctx, c1); err != nil {
+	ref, err := batch.PutC1(ctx, store, c1)
+	if err != nil {
 		t.Fatal(err)
 	}
 	pr, err := prover.New(paramstest.Keys(t, profile), nil)
@@ -60,7 +63,6 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := NewHost("store-test", store, &KeyCache{Store: params.DirStore{Root: paramstest.Dir()}}, slots, budget, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ref := job.SectorRef{SectorID: c1.SectorID, C1Key: storage.C1Key(c1.SectorID)}
 
 	// Two proofs where partition 1's one proof belongs.
 	two, err := (&prover.C2{Profile: profile, Proofs: c2.Proofs[:2]}).MarshalBinary()
@@ -78,16 +80,51 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	_, err = h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Profile: profile, Proofs: sw})
 	assertNamed(t, err, "partition 2")
 
-	// A stored C2 that does not verify: the error says why.
+	// A stored C2 that does not verify is not trusted: the lookup says
+	// why, and the next StoreC2 replaces it with a checked one.
 	junk, err := (&prover.C2{Profile: profile, Proofs: []*groth16bls.Proof{c2.Proofs[1], c2.Proofs[0], c2.Proofs[2], c2.Proofs[3]}}).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.PutIfAbsent(ctx, storage.C2Key(c1.SectorID), junk); err != nil {
+	if _, err := store.PutIfAbsent(ctx, storage.C2Key(ref.Identity()), junk); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Profile: profile, Proofs: proofs})
-	assertNamed(t, err, "partition 0")
+	lo, err := h.LookupC2(ctx, ref)
+	if err != nil || !lo.Found || lo.Valid || !strings.Contains(lo.Reason, "manifest") {
+		t.Fatalf("lookup of a C2 without manifest: %+v %v", lo, err)
+	}
+	if err := store.PutManifest(ctx, storage.Manifest{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest}, junk); err != nil {
+		t.Fatal(err)
+	}
+	lo, err = h.LookupC2(ctx, ref)
+	if err != nil || !lo.Found || lo.Valid || !strings.Contains(lo.Reason, "partition 0") {
+		t.Fatalf("lookup of a C2 that does not verify: %+v %v", lo, err)
+	}
+	if _, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Profile: profile, Proofs: proofs}); err != nil {
+		t.Fatalf("replacing a bad stored C2: %v", err)
+	}
+	lo, err = h.LookupC2(ctx, ref)
+	if err != nil || !lo.Valid {
+		t.Fatalf("lookup after the replacement: %+v %v", lo, err)
+	}
+	m, _, err := store.GetC2(ctx, ref.Identity())
+	if err != nil || m.C1Digest != ref.C1Digest || m.VKDigest == "" || m.VKDigest == m.CircuitDigest {
+		t.Fatalf("manifest %+v %v: want the C1 digest and the vk file's digest", m, err)
+	}
+
+	// The C1 object replaced after submission (another client overwrote
+	// it with a valid C1 of another sector): refused, not proved.
+	var other bytes.Buffer
+	if err := poreptest.Sector(t, profile, 22).C1().Encode(&other); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, storage.C1Key(ref.Identity()), other.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.ValidateC1(ctx, job.SectorInput{SectorRef: ref})
+	if err == nil || !strings.Contains(err.Error(), "bad C1") || !strings.Contains(err.Error(), "pinned") {
+		t.Fatalf("a C1 object whose bytes are not the pinned ones: %v", err)
+	}
 }
 
 func assertNamed(t *testing.T, err error, want string) {

@@ -5,13 +5,15 @@ package batch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -30,12 +32,14 @@ type Options struct {
 	Priority         int // 1 (most urgent) to 5; 0: 3
 }
 
-// UploadC1 checks C1 files locally (strict decoding) and stores them,
-// returning the batch's sector references. A file that does not decode is
-// an error here: nothing is submitted.
+// UploadC1 checks C1 files locally (strict decoding) and stores them
+// under their content-addressed keys, returning the batch's sector
+// identities. A file that does not decode is an error here: nothing is
+// submitted. The same sector (prover, number) twice with different C1s is
+// refused: one submission proves one C1 per sector.
 func UploadC1(ctx context.Context, store *storage.Store, files []string) ([]job.SectorRef, []porep.Profile, error) {
 	var refs []job.SectorRef
-	seen := map[uint64]string{}
+	seen := map[string]string{}
 	profiles := map[string]porep.Profile{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
@@ -46,21 +50,47 @@ func UploadC1(ctx context.Context, store *storage.Store, files []string) ([]job.
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", f, err)
 		}
-		if prev, ok := seen[c1.SectorID]; ok {
-			return nil, nil, fmt.Errorf("%s: sector %d is also in %s", f, c1.SectorID, prev)
+		ref := job.NewSectorRef(c1.ProverID, c1.SectorID, raw)
+		sector := fmt.Sprintf("%s/%d", ref.ProverID, ref.SectorID)
+		if prev, ok := seen[sector]; ok {
+			return nil, nil, fmt.Errorf("%s: %s is also in %s", f, ref, prev)
 		}
-		seen[c1.SectorID] = f
+		seen[sector] = f
 		profiles[c1.Profile.Name] = c1.Profile
-		if err := store.Put(ctx, storage.C1Key(c1.SectorID), raw); err != nil {
-			return nil, nil, err
+		if err := store.PutC1(ctx, ref.Identity(), raw); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f, err)
 		}
-		refs = append(refs, job.SectorRef{SectorID: c1.SectorID, C1Key: storage.C1Key(c1.SectorID)})
+		refs = append(refs, ref)
 	}
 	var ps []porep.Profile
 	for _, p := range profiles {
 		ps = append(ps, p)
 	}
 	return refs, ps, nil
+}
+
+// PutC1 encodes a C1 and stores it under its sector identity, which it
+// returns (tests and the demo, which hold decoded C1s).
+func PutC1(ctx context.Context, store *storage.Store, c1 *porep.C1) (job.SectorRef, error) {
+	var b bytes.Buffer
+	if err := c1.Encode(&b); err != nil {
+		return job.SectorRef{}, fmt.Errorf("encode C1 of sector %d: %w", c1.SectorID, err)
+	}
+	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, b.Bytes())
+	return ref, store.PutC1(ctx, ref.Identity(), b.Bytes())
+}
+
+// ID derives a batch id from its sectors' identities: the same sectors
+// with the same C1s submitted twice are the same batch; a C1 fixed and
+// resubmitted is a new one.
+func ID(refs []job.SectorRef) string {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.Identity()
+	}
+	sort.Strings(ids)
+	h := sha256.Sum256([]byte(strings.Join(ids, "\n")))
+	return fmt.Sprintf("b-%d-%x", len(refs), h[:8])
 }
 
 // EnsureKeys makes sure the profiles' keys are in storage, running the
@@ -82,9 +112,10 @@ func EnsureKeys(ctx context.Context, store *storage.Store, paramsDir string, pro
 	return nil
 }
 
-// Submit starts the batch workflow. Submitting the same batch ID again
-// while it runs or after it completed returns the existing run: no
-// duplicate work.
+// Submit starts the batch workflow. Submitting the same batch ID while it
+// runs follows the running batch; after it completed, it runs again: each
+// sector's stored C2 is checked, and only what is missing or bad is
+// proved.
 func Submit(ctx context.Context, c client.Client, refs []job.SectorRef, o Options) (client.WorkflowRun, error) {
 	if o.BatchID == "" {
 		return nil, errors.New("batch id is required")
@@ -93,16 +124,14 @@ func Submit(ctx context.Context, c client.Client, refs []job.SectorRef, o Option
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       job.BatchWorkflowID(o.BatchID),
 		TaskQueue:                job.QueueWorkflow,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		Priority:                 temporal.Priority{PriorityKey: job.TaskPriority(o.Priority)},
 	}, job.BatchWorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		// Completed before: follow the completed run.
-		return c.GetWorkflow(ctx, job.BatchWorkflowID(o.BatchID), ""), nil
+	if err != nil {
+		return nil, fmt.Errorf("start batch %s: %w", o.BatchID, err)
 	}
-	return run, err
+	return run, nil
 }
 
 // Progress queries a batch's progress.
@@ -160,8 +189,8 @@ func FillPartitions(ctx context.Context, c client.Client, res *job.BatchResult) 
 			continue
 		}
 		var r job.SectorResult
-		if err := c.GetWorkflow(ctx, job.SectorWorkflowID(s.SectorID), "").Get(ctx, &r); err != nil {
-			return fmt.Errorf("sector %d: partition results: %w", s.SectorID, err)
+		if err := c.GetWorkflow(ctx, job.SectorWorkflowID(s.Ref()), "").Get(ctx, &r); err != nil {
+			return fmt.Errorf("%s: partition results: %w", s.Ref(), err)
 		}
 		s.Partitions = r.Partitions
 	}

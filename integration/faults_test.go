@@ -159,7 +159,7 @@ func TestCancelBatch(t *testing.T) {
 		if r.Status != job.StatusCanceled {
 			t.Fatalf("sector %d: %s", r.SectorID, r.Status)
 		}
-		if _, err := s.store.Head(ctx, storage.C2Key(r.SectorID)); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.store.Head(ctx, storage.C2Key(r.Ref().Identity())); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("sector %d: something stored under its C2 key: %v", r.SectorID, err)
 		}
 	}
@@ -253,12 +253,17 @@ func TestBadInputsAreRejected(t *testing.T) {
 	refs := []job.SectorRef{s.putC1(good)}
 	for i, tc := range cases {
 		id := uint64(601 + i)
+		raw := []byte("never stored")
 		if tc.raw != nil {
-			if err := s.store.Put(ctx, storage.C1Key(id), tc.raw(id)); err != nil {
+			raw = tc.raw(id)
+		}
+		ref := job.NewSectorRef(good.ProverID, id, raw)
+		if tc.raw != nil {
+			if err := s.store.PutC1(ctx, ref.Identity(), raw); err != nil {
 				t.Fatal(err)
 			}
 		}
-		refs = append(refs, job.SectorRef{SectorID: id, C1Key: storage.C1Key(id)})
+		refs = append(refs, ref)
 	}
 	res := s.run(ctx, batch.Options{BatchID: "bad-inputs", MaxInFlight: 8}, refs)
 	byID := map[uint64]job.SectorResult{}
@@ -275,11 +280,14 @@ func TestBadInputsAreRejected(t *testing.T) {
 	for i, tc := range cases {
 		id := uint64(601 + i)
 		r := byID[id]
-		if r.Status != job.StatusFailed || !strings.Contains(r.Error, "BadC1") || !strings.Contains(r.Error, tc.field) {
-			t.Errorf("%s: %s %q (want BadC1 naming %q)", tc.name, r.Status, r.Error, tc.field)
+		// A missing object is a storage error (retried, then failed), not
+		// bad input: the configuration may be what is wrong.
+		wantBad := tc.raw != nil
+		if r.Status != job.StatusFailed || strings.Contains(r.Error, "BadC1") != wantBad || !strings.Contains(r.Error, tc.field) {
+			t.Errorf("%s: %s %q (want BadC1 %v, naming %q)", tc.name, r.Status, r.Error, wantBad, tc.field)
 			continue
 		}
-		if _, err := s.store.Head(ctx, storage.C2Key(id)); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.store.Head(ctx, storage.C2Key(r.Ref().Identity())); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("%s: something stored under the C2 key", tc.name)
 		}
 		rejected++
@@ -305,7 +313,7 @@ func TestInvalidProofNeverStored(t *testing.T) {
 	if r := res.Sectors[0]; r.Status != job.StatusFailed || !strings.Contains(r.Error, "proof rejected") {
 		t.Fatalf("faulty finalize: %s %q", r.Status, r.Error)
 	}
-	if _, err := s.store.Head(ctx, storage.C2Key(700)); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.store.Head(ctx, c2Key(t, c1)); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("an invalid proof was stored: %v", err)
 	}
 	w.stop()

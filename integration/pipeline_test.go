@@ -40,10 +40,20 @@ func scrapeMetrics(t *testing.T, url string, want []string) {
 
 func (s *stack) putC1(c1 *porep.C1) job.SectorRef {
 	s.t.Helper()
-	if err := s.store.PutC1(context.Background(), c1); err != nil {
+	ref, err := batch.PutC1(context.Background(), s.store, c1)
+	if err != nil {
 		s.t.Fatal(err)
 	}
-	return job.SectorRef{SectorID: c1.SectorID, C1Key: storage.C1Key(c1.SectorID)}
+	return ref
+}
+
+// c2Key is the C2 key of a test sector's C1.
+func c2Key(t testing.TB, c1 *porep.C1) string {
+	var b bytes.Buffer
+	if err := c1.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	return storage.C2Key(job.NewSectorRef(c1.ProverID, c1.SectorID, b.Bytes()).Identity())
 }
 
 func (s *stack) run(ctx context.Context, o batch.Options, refs []job.SectorRef) job.BatchResult {
@@ -59,7 +69,7 @@ func (s *stack) run(ctx context.Context, o batch.Options, refs []job.SectorRef) 
 }
 
 func (s *stack) verifyStored(c1 *porep.C1) error {
-	b, err := s.store.Get(context.Background(), storage.C2Key(c1.SectorID))
+	b, err := s.store.Get(context.Background(), c2Key(s.t, c1))
 	if err != nil {
 		return err
 	}
@@ -105,7 +115,7 @@ func TestBatchEndToEnd(t *testing.T) {
 	if r := byID[103]; r.Status != job.StatusFailed || !bytes.Contains([]byte(r.Error), []byte("comm_c")) {
 		t.Fatalf("corrupt sector: %s %q", r.Status, r.Error)
 	}
-	if _, err := s.store.Get(ctx, storage.C2Key(103)); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.store.Get(ctx, c2Key(t, bad)); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("something is stored for the corrupt sector: %v", err)
 	}
 
@@ -129,7 +139,7 @@ func TestBatchEndToEnd(t *testing.T) {
 	}
 	// The sectors in a new batch: their workflows already completed.
 	dup := s.run(ctx, batch.Options{BatchID: "e2e-dup"}, refs[:1])
-	if dup.Sectors[0].Status != job.StatusDuplicate || dup.Sectors[0].C2Key != storage.C2Key(101) {
+	if dup.Sectors[0].Status != job.StatusDuplicate || dup.Sectors[0].C2Key != c2Key(t, good[0]) {
 		t.Fatalf("duplicate sector: %+v", dup.Sectors[0])
 	}
 

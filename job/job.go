@@ -5,7 +5,11 @@
 // importing each other.
 package job
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
 
 // Task queues. Workflows, C1 validation and C2 storage run on Workflow;
 // synthesis on Synth (its slot supplier is the memory budget); the device
@@ -59,9 +63,9 @@ const (
 	QueryProgress      = "progress"
 )
 
-// SectorWorkflowID is the workflow ID of a sector's proof: one per sector,
-// whatever batch submits it.
-func SectorWorkflowID(sectorID uint64) string { return "c2/" + itoa(sectorID) }
+// SectorWorkflowID is the workflow ID of a sector's proof: one per sector
+// identity (prover, sector number, C1 digest), whatever batch submits it.
+func SectorWorkflowID(ref SectorRef) string { return "c2/" + ref.Identity() }
 
 // BatchWorkflowID is the workflow ID of a batch.
 func BatchWorkflowID(batchID string) string { return "c2batch/" + batchID }
@@ -107,10 +111,43 @@ func (t Timeouts) WithDefaults() Timeouts {
 	return t
 }
 
-// SectorRef names a sector and its C1 in storage.
+// SectorRef names a sector and its C1 in storage. A sector is (prover id,
+// sector number) plus the SHA-256 of its C1 bytes: the same sector number
+// of two provers, or one sector with a different C1, are different
+// sectors with different workflows and C2 objects. C1Digest is pinned at
+// submission; every activity that reads the C1 checks it.
 type SectorRef struct {
+	ProverID string `json:"prover_id"` // hex of the 32-byte prover id
 	SectorID uint64 `json:"sector_id"`
-	C1Key    string `json:"c1_key"`
+	C1Digest string `json:"c1_digest"` // hex SHA-256 of the C1 bytes
+}
+
+// NewSectorRef returns the identity of prover's sector whose C1 bytes are
+// c1.
+func NewSectorRef(prover [32]byte, sectorID uint64, c1 []byte) SectorRef {
+	return SectorRef{ProverID: hex.EncodeToString(prover[:]), SectorID: sectorID, C1Digest: Digest(c1)}
+}
+
+// Digest is the hex SHA-256 of b: a C1's digest in its sector's identity.
+func Digest(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Identity is the sector's identity as one string:
+// <prover hex>/<sector number>/<C1 digest hex>. Object keys and workflow
+// IDs are built from it.
+func (r SectorRef) Identity() string {
+	return r.ProverID + "/" + itoa(r.SectorID) + "/" + r.C1Digest
+}
+
+// String names the sector for people: prover (shortened) and number.
+func (r SectorRef) String() string {
+	p := r.ProverID
+	if len(p) > 12 {
+		p = p[:12] + ".."
+	}
+	return "sector " + itoa(r.SectorID) + " of prover " + p
 }
 
 // BatchInput is a submission of sectors.
@@ -180,7 +217,9 @@ const (
 
 // SectorResult is the outcome of one sector.
 type SectorResult struct {
+	ProverID   string            `json:"prover_id,omitempty"`
 	SectorID   uint64            `json:"sector_id"`
+	C1Digest   string            `json:"c1_digest,omitempty"`
 	Status     string            `json:"status"`
 	Error      string            `json:"error,omitempty"`
 	C2Key      string            `json:"c2_key,omitempty"`
@@ -231,12 +270,24 @@ type BatchResult struct {
 
 // Progress is what a sector reports to its batch and its query.
 type Progress struct {
+	ProverID         string `json:"prover_id,omitempty"`
 	SectorID         uint64 `json:"sector_id"`
+	C1Digest         string `json:"c1_digest,omitempty"`
 	Status           string `json:"status"`
 	Partitions       int    `json:"partitions"`
 	PartitionsDone   int    `json:"partitions_done"`
 	PartitionsFailed int    `json:"partitions_failed"`
 	Resyntheses      int    `json:"resyntheses"`
+}
+
+// Ref is the identity of the sector the progress is about.
+func (p Progress) Ref() SectorRef {
+	return SectorRef{ProverID: p.ProverID, SectorID: p.SectorID, C1Digest: p.C1Digest}
+}
+
+// Ref is the identity of the sector the result is about.
+func (r SectorResult) Ref() SectorRef {
+	return SectorRef{ProverID: r.ProverID, SectorID: r.SectorID, C1Digest: r.C1Digest}
 }
 
 // BatchProgress answers the batch's progress query.
@@ -308,8 +359,13 @@ type (
 		C2Key   string `json:"c2_key"`
 		Created bool   `json:"created"`
 	}
+	// LookupOutput says whether a sector's C2 is stored and checked: its
+	// manifest and proof digests agree, and the proof verifies against
+	// the sector's C1. Found and not Valid: Reason says what is wrong.
 	LookupOutput struct {
-		Found bool   `json:"found"`
-		C2Key string `json:"c2_key"`
+		Found  bool   `json:"found"`
+		Valid  bool   `json:"valid"`
+		Reason string `json:"reason,omitempty"`
+		C2Key  string `json:"c2_key"`
 	}
 )

@@ -47,6 +47,10 @@ type Keys struct {
 	CCS     *csbls.R1CS
 	PK      *groth16bls.ProvingKey
 	VK      *groth16bls.VerifyingKey
+	// PKSHA256 and VKSHA256 are the hex SHA-256 of the key files as read
+	// or written: a C2 manifest pins the files its proof was made and
+	// verified with.
+	PKSHA256, VKSHA256 string
 }
 
 // Prefix is the key prefix of the profile's parameters: params/<profile>/<digest>/.
@@ -140,15 +144,21 @@ func (k *Keys) read(ctx context.Context, store Store) error {
 	for _, f := range []struct {
 		name string
 		read func(io.Reader) error
+		sum  *string
 	}{
-		{"vk", func(r io.Reader) error { _, err := k.VK.UnsafeReadFrom(r); return err }},
-		{"pk", func(r io.Reader) error { _, err := k.PK.UnsafeReadFrom(r); return err }},
+		{"vk", func(r io.Reader) error { _, err := k.VK.UnsafeReadFrom(r); return err }, &k.VKSHA256},
+		{"pk", func(r io.Reader) error { _, err := k.PK.UnsafeReadFrom(r); return err }, &k.PKSHA256},
 	} {
 		rc, err := store.Open(ctx, k.Prefix()+f.name)
 		if err != nil {
 			return fmt.Errorf("open %s%s: %w", k.Prefix(), f.name, err)
 		}
-		err = f.read(rc)
+		h := sha256.New()
+		err = f.read(io.TeeReader(rc, h))
+		if err == nil { // the rest of the file, if the decoder left any
+			_, err = io.Copy(h, rc)
+		}
+		*f.sum = hex.EncodeToString(h.Sum(nil))
 		cerr := rc.Close()
 		if err != nil {
 			return fmt.Errorf("decode %s%s: %w", k.Prefix(), f.name, err)
@@ -161,16 +171,24 @@ func (k *Keys) read(ctx context.Context, store Store) error {
 }
 
 func (k *Keys) write(ctx context.Context, store Store) error {
+	var none string
 	for _, f := range []struct {
 		name  string
 		write func(io.Writer) error
+		sum   *string
 	}{
 		// vk last: its presence marks a complete set.
-		{"r1cs", func(w io.Writer) error { _, err := k.CCS.WriteTo(w); return err }},
-		{"pk", func(w io.Writer) error { _, err := k.PK.WriteRawTo(w); return err }},
-		{"vk", func(w io.Writer) error { _, err := k.VK.WriteRawTo(w); return err }},
+		{"r1cs", func(w io.Writer) error { _, err := k.CCS.WriteTo(w); return err }, &none},
+		{"pk", func(w io.Writer) error { _, err := k.PK.WriteRawTo(w); return err }, &k.PKSHA256},
+		{"vk", func(w io.Writer) error { _, err := k.VK.WriteRawTo(w); return err }, &k.VKSHA256},
 	} {
-		if err := store.Put(ctx, k.Prefix()+f.name, f.write); err != nil {
+		write := func(w io.Writer) error {
+			h := sha256.New()
+			err := f.write(io.MultiWriter(w, h))
+			*f.sum = hex.EncodeToString(h.Sum(nil))
+			return err
+		}
+		if err := store.Put(ctx, k.Prefix()+f.name, write); err != nil {
 			return fmt.Errorf("store %s%s: %w", k.Prefix(), f.name, err)
 		}
 	}

@@ -148,7 +148,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	refs := make([]job.SectorRef, cfg.Sectors)
 	for i := range refs {
-		refs[i] = job.SectorRef{SectorID: uint64(i + 1), C1Key: fmt.Sprintf("sim/c1/%d", i+1)}
+		refs[i] = job.SectorRef{ProverID: "51", SectorID: uint64(i + 1), C1Digest: "sim"}
 	}
 	submitted := time.Now()
 	if _, err := batch.Submit(ctx, clients[0], refs, batch.Options{BatchID: "sim", MaxInFlight: cfg.MaxInFlight}); err != nil {

@@ -1,8 +1,9 @@
 package storage
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,23 +12,35 @@ import (
 	"path/filepath"
 
 	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
 )
 
-// C1Key, C2Key and ManifestKey are the keys of a sector's artifacts.
-func C1Key(sectorID uint64) string       { return fmt.Sprintf("c1/%d.json", sectorID) }
-func C2Key(sectorID uint64) string       { return fmt.Sprintf("c2/%d.proof", sectorID) }
-func ManifestKey(sectorID uint64) string { return fmt.Sprintf("c2/%d.json", sectorID) }
+// C1Key, C2Key and ManifestKey are the keys of a sector's artifacts,
+// named by the sector's identity (prover/sector/C1 digest): a C1 object is
+// content-addressed and never overwritten, and a C2 is bound to the exact
+// C1 it was made from.
+func C1Key(id string) string       { return "c1/" + id + ".json" }
+func C2Key(id string) string       { return "c2/" + id + ".proof" }
+func ManifestKey(id string) string { return "c2/" + id + ".json" }
 
-// Manifest describes a stored C2 proof.
+// Manifest describes a stored C2 proof and what it was made from.
 type Manifest struct {
-	SectorID    uint64          `json:"sector_id"`
-	Profile     string          `json:"profile"`
-	Partitions  int             `json:"partitions"`
-	VKDigest    string          `json:"vk_digest"` // circuit digest of the keys that verified it
-	SHA256      string          `json:"sha256"`    // of the proof object
-	ProofBytes  int             `json:"proof_bytes"`
-	PartitionMS []PartitionTime `json:"partition_ms,omitempty"`
+	ProverID   string `json:"prover_id"`
+	SectorID   uint64 `json:"sector_id"`
+	C1Digest   string `json:"c1_digest"` // SHA-256 of the C1 bytes the proof was made from
+	Profile    string `json:"profile"`
+	Partitions int    `json:"partitions"`
+	// VKDigest is the SHA-256 of the verifying-key file that verified the
+	// proof before it was stored; CircuitDigest names the circuit.
+	VKDigest      string          `json:"vk_digest"`
+	CircuitDigest string          `json:"circuit_digest,omitempty"`
+	SHA256        string          `json:"sha256"` // of the proof object
+	ProofBytes    int             `json:"proof_bytes"`
+	PartitionMS   []PartitionTime `json:"partition_ms,omitempty"`
+}
+
+// Identity is the manifest's sector identity, as job.SectorRef.Identity.
+func (m Manifest) Identity() string {
+	return fmt.Sprintf("%s/%d/%s", m.ProverID, m.SectorID, m.C1Digest)
 }
 
 // PartitionTime are one partition's phase times in milliseconds.
@@ -39,26 +52,48 @@ type PartitionTime struct {
 	FinalizeMS int64 `json:"finalize_ms"`
 }
 
-// PutC1 stores a C1 artifact.
-func (s *Store) PutC1(ctx context.Context, c1 *porep.C1) error {
-	var b bytes.Buffer
-	if err := c1.Encode(&b); err != nil {
-		return err
+// PutC1 stores a C1's bytes under its content-addressed key (id is the
+// sector identity, whose digest part is the SHA-256 of raw), only if
+// absent: an object already there has the same identity, and readers
+// check its digest.
+func (s *Store) PutC1(ctx context.Context, id string, raw []byte) error {
+	_, err := s.PutIfAbsent(ctx, C1Key(id), raw)
+	if err != nil {
+		return fmt.Errorf("store C1 %s: %w", C1Key(id), err)
 	}
-	return s.Put(ctx, C1Key(c1.SectorID), b.Bytes())
+	return nil
 }
+
+// GetC1 reads the C1 of sector identity id and checks its bytes against
+// the digest the identity pins: an object replaced after submission is an
+// error wrapping ErrDigest, never a C1 to prove.
+func (s *Store) GetC1(ctx context.Context, id, digest string) ([]byte, error) {
+	raw, err := s.Get(ctx, C1Key(id))
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.Sum256(raw)
+	if got := hex.EncodeToString(h[:]); got != digest {
+		return nil, fmt.Errorf("C1 %s: SHA-256 %s, the sector pinned %s: %w", C1Key(id), got, digest, ErrDigest)
+	}
+	return raw, nil
+}
+
+// ErrDigest: an object's bytes are not the ones its identity names.
+var ErrDigest = errors.New("object replaced: digest mismatch")
 
 // PutC2 stores a verified C2 proof and its manifest. The proof is written
 // conditionally: if another proof of the sector is already stored (a
 // retried activity re-proved it, and Groth16 proofs are randomized), the
 // stored one is kept and returned with created=false; the caller checks it.
 func (s *Store) PutC2(ctx context.Context, m Manifest, proof []byte) (stored []byte, created bool, err error) {
+	id := m.Identity()
 	hx, _ := sum(proof)
 	m.SHA256, m.ProofBytes = hx, len(proof)
-	created, err = s.PutIfAbsent(ctx, C2Key(m.SectorID), proof)
+	created, err = s.PutIfAbsent(ctx, C2Key(id), proof)
 	switch {
 	case errors.Is(err, ErrExists):
-		stored, err = s.Get(ctx, C2Key(m.SectorID))
+		stored, err = s.Get(ctx, C2Key(id))
 		if err != nil {
 			return nil, false, err
 		}
@@ -66,11 +101,48 @@ func (s *Store) PutC2(ctx context.Context, m Manifest, proof []byte) (stored []b
 	case err != nil:
 		return nil, false, err
 	}
-	mb, _ := json.MarshalIndent(m, "", "  ")
-	if err := s.Put(ctx, ManifestKey(m.SectorID), mb); err != nil {
+	if err := s.PutManifest(ctx, m, proof); err != nil {
 		return nil, false, err
 	}
 	return proof, created, nil
+}
+
+// PutManifest writes the manifest of the stored proof bytes proof (after
+// a crash between the proof and its manifest, or when a retry finds an
+// earlier proof stored and has checked it).
+func (s *Store) PutManifest(ctx context.Context, m Manifest, proof []byte) error {
+	m.SHA256, _ = sum(proof)
+	m.ProofBytes = len(proof)
+	mb, _ := json.MarshalIndent(m, "", "  ")
+	if err := s.Put(ctx, ManifestKey(m.Identity()), mb); err != nil {
+		return fmt.Errorf("store C2 manifest %s: %w", ManifestKey(m.Identity()), err)
+	}
+	return nil
+}
+
+// GetC2 reads a sector's stored C2 and its manifest and checks that they
+// agree: the manifest names this identity and the proof's SHA-256. Whether
+// the proof verifies is the caller's check.
+func (s *Store) GetC2(ctx context.Context, id string) (Manifest, []byte, error) {
+	var m Manifest
+	mb, err := s.Get(ctx, ManifestKey(id))
+	if err != nil {
+		return m, nil, err
+	}
+	if err := json.Unmarshal(mb, &m); err != nil {
+		return m, nil, fmt.Errorf("C2 manifest %s: %v: %w", ManifestKey(id), err, ErrDigest)
+	}
+	if m.Identity() != id {
+		return m, nil, fmt.Errorf("C2 manifest %s is for %s: %w", ManifestKey(id), m.Identity(), ErrDigest)
+	}
+	proof, err := s.Get(ctx, C2Key(id))
+	if err != nil {
+		return m, nil, err
+	}
+	if hx, _ := sum(proof); hx != m.SHA256 {
+		return m, nil, fmt.Errorf("C2 %s: SHA-256 %s, its manifest says %s: %w", C2Key(id), hx, m.SHA256, ErrDigest)
+	}
+	return m, proof, nil
 }
 
 // ParamCache is a params.Store over S3 with a local directory in front: a

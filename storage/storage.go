@@ -144,6 +144,17 @@ func (s *Store) Config() Config { return s.cfg }
 
 func (s *Store) key(k string) string { return s.cfg.Prefix + k }
 
+// CheckBucket says whether the bucket exists and is reachable: a worker
+// or client never creates one (a mistyped --s3-bucket would otherwise
+// become a new, empty bucket and every C1 "missing").
+func (s *Store) CheckBucket(ctx context.Context) error {
+	_, err := s.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.cfg.Bucket})
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("bucket %q at %s (create it first; `c2flow dev` creates its own): %w", s.cfg.Bucket, s.endpoint(), s.classify("head bucket", "", err))
+}
+
 // EnsureBucket creates the bucket if it does not exist.
 func (s *Store) EnsureBucket(ctx context.Context) error {
 	_, err := s.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.cfg.Bucket})

@@ -63,7 +63,7 @@ type batch struct {
 	maxInFlight   int
 	continueAfter int
 	total         int
-	prog          map[uint64]*job.Progress
+	prog          map[string]*job.Progress // by sector identity
 	results       []job.SectorResult
 
 	progressCh, cancelCh    workflow.ReceiveChannel
@@ -74,7 +74,7 @@ type batch struct {
 
 func newBatch(ctx workflow.Context, in job.BatchInput) *batch {
 	b := &batch{in: in, maxInFlight: in.MaxInFlight, continueAfter: in.ContinueAfter,
-		total: len(in.Done) + len(in.Sectors), prog: map[uint64]*job.Progress{},
+		total: len(in.Done) + len(in.Sectors), prog: map[string]*job.Progress{},
 		results:    append([]job.SectorResult(nil), in.Done...),
 		progressCh: workflow.GetSignalChannel(ctx, job.SignalProgress),
 		cancelCh:   workflow.GetSignalChannel(ctx, job.SignalCancel),
@@ -87,11 +87,12 @@ func newBatch(ctx workflow.Context, in job.BatchInput) *batch {
 	}
 	for _, d := range in.Done {
 		n := max(len(d.Partitions), d.NumPartitions)
-		b.prog[d.SectorID] = &job.Progress{SectorID: d.SectorID, Status: d.Status, Partitions: n, PartitionsDone: n}
+		b.prog[d.Ref().Identity()] = &job.Progress{ProverID: d.ProverID, SectorID: d.SectorID, C1Digest: d.C1Digest,
+			Status: d.Status, Partitions: n, PartitionsDone: n}
 	}
 	for _, s := range in.Sectors {
-		if _, ok := b.prog[s.SectorID]; !ok {
-			b.prog[s.SectorID] = &job.Progress{SectorID: s.SectorID, Status: job.StatusPending}
+		if _, ok := b.prog[s.Identity()]; !ok {
+			b.prog[s.Identity()] = &job.Progress{ProverID: s.ProverID, SectorID: s.SectorID, C1Digest: s.C1Digest, Status: job.StatusPending}
 		}
 	}
 	if b.in.Submitted.IsZero() {
@@ -106,7 +107,7 @@ func (b *batch) progress() (job.BatchProgress, error) {
 	for _, p := range b.prog {
 		bp.Sectors = append(bp.Sectors, *p)
 	}
-	sort.Slice(bp.Sectors, func(i, j int) bool { return bp.Sectors[i].SectorID < bp.Sectors[j].SectorID })
+	sort.Slice(bp.Sectors, func(i, j int) bool { return less(bp.Sectors[i].Ref(), bp.Sectors[j].Ref()) })
 	return bp, nil
 }
 
@@ -117,7 +118,7 @@ func (b *batch) receiveProgress(ctx workflow.Context, c workflow.ReceiveChannel)
 }
 
 func (b *batch) applyProgress(p job.Progress) {
-	if cur, ok := b.prog[p.SectorID]; ok && cur.Status != job.StatusDuplicate {
+	if cur, ok := b.prog[p.Ref().Identity()]; ok && cur.Status != job.StatusDuplicate {
 		*cur = p
 	}
 }
@@ -148,23 +149,59 @@ func (b *batch) canStart() bool {
 	return !b.canceled && b.inFlight < b.maxInFlight && b.next < len(b.in.Sectors) && b.started < b.continueAfter
 }
 
-// startNext starts the next sector's workflow; its result is recorded when
-// the selector delivers it.
+// startNext takes the next sector: first its stored C2 is looked up and
+// checked (a sector proved earlier, by any batch, is reported, not proved
+// again); then, unless it was valid, the sector's workflow is started.
+// Results are recorded as the selector delivers them.
 func (b *batch) startNext(ctx, childCtx workflow.Context, sel workflow.Selector) {
 	ref := b.in.Sectors[b.next]
 	seq := len(b.in.Done) + b.next
 	b.next++
 	b.started++
 	b.inFlight++
-	b.prog[ref.SectorID].Status = job.StatusRunning
+	b.prog[ref.Identity()].Status = job.StatusRunning
+	start := workflow.Now(ctx)
+	sel.AddFuture(lookupC2(childCtx, ref), func(f workflow.Future) {
+		var lo job.LookupOutput
+		err := f.Get(ctx, &lo)
+		switch {
+		case err == nil && lo.Valid:
+			b.inFlight--
+			b.record(job.SectorResult{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest, Status: job.StatusDuplicate,
+				C2Key: lo.C2Key, Started: start, Finished: workflow.Now(ctx)})
+			return
+		case b.canceled:
+			b.inFlight--
+			b.record(job.SectorResult{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest, Status: job.StatusCanceled,
+				Started: start, Finished: workflow.Now(ctx)})
+			return
+		case err == nil && lo.Found:
+			workflow.GetLogger(ctx).Warn("stored C2 not trusted; proving again", "sector", ref.String(), "reason", lo.Reason)
+		}
+		b.startChild(ctx, childCtx, sel, ref, seq, start)
+	})
+}
+
+// lookupC2 checks a sector's stored C2 (job.ActLookupC2).
+func lookupC2(ctx workflow.Context, ref job.SectorRef) workflow.Future {
+	lctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue: job.QueueWorkflow, StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+	return workflow.ExecuteActivity(lctx, job.ActLookupC2, ref)
+}
+
+// startChild starts a sector's workflow. Its ID is the sector's identity:
+// one run at a time per identity, whatever batch submits it; a completed
+// one may run again (its C2 was missing or bad).
+func (b *batch) startChild(ctx, childCtx workflow.Context, sel workflow.Selector, ref job.SectorRef, seq int, start time.Time) {
 	cctx := workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
-		WorkflowID:            job.SectorWorkflowID(ref.SectorID),
+		WorkflowID:            job.SectorWorkflowID(ref),
 		TaskQueue:             job.QueueWorkflow,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WaitForCancellation:   true,
 		Priority:              temporal.Priority{PriorityKey: job.TaskPriority(b.in.Priority)},
 	})
-	start := workflow.Now(ctx)
 	f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
 		BatchID: b.in.BatchID, Priority: b.in.Priority, Submitted: b.in.Submitted, Seq: seq, SectorRef: ref,
 		PartitionRetries: b.in.PartitionRetries, HostLossRetries: b.in.HostLossRetries, Timeouts: b.in.Timeouts})
@@ -178,13 +215,18 @@ func (b *batch) startNext(ctx, childCtx workflow.Context, sel workflow.Selector)
 func (b *batch) sectorResult(ctx workflow.Context, ref job.SectorRef, start time.Time, f workflow.Future) job.SectorResult {
 	var r job.SectorResult
 	err := f.Get(ctx, &r)
+	r.ProverID, r.SectorID, r.C1Digest = ref.ProverID, ref.SectorID, ref.C1Digest
+	if r.Started.IsZero() {
+		r.Started = start
+	}
 	switch {
 	case err == nil:
 	case temporal.IsWorkflowExecutionAlreadyStartedError(err):
-		r = duplicate(ctx, ref, start)
+		r.Status, r.Finished = job.StatusDuplicate, workflow.Now(ctx)
+		r.Error = "sector workflow " + job.SectorWorkflowID(ref) + " is running in another batch"
 	default:
-		if r.SectorID == 0 {
-			r = job.SectorResult{SectorID: ref.SectorID, Started: start, Finished: workflow.Now(ctx)}
+		if r.Finished.IsZero() {
+			r.Finished = workflow.Now(ctx)
 		}
 		r.Status, r.Error = job.StatusFailed, err.Error()
 		var ce *temporal.CanceledError
@@ -196,7 +238,7 @@ func (b *batch) sectorResult(ctx workflow.Context, ref job.SectorRef, start time
 }
 
 func (b *batch) record(r job.SectorResult) {
-	b.prog[r.SectorID].Status = r.Status
+	b.prog[r.Ref().Identity()].Status = r.Status
 	if b.total > job.FullResultsMax {
 		r.NumPartitions, r.Partitions = len(r.Partitions), nil
 	}
@@ -216,32 +258,22 @@ func (b *batch) continued() job.BatchInput {
 // finish reports every sector, the ones a cancel kept from starting too.
 func (b *batch) finish() job.BatchResult {
 	for _, ref := range b.in.Sectors[b.next:] {
-		b.results = append(b.results, job.SectorResult{SectorID: ref.SectorID, Status: job.StatusCanceled})
-		b.prog[ref.SectorID].Status = job.StatusCanceled
+		b.results = append(b.results, job.SectorResult{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest, Status: job.StatusCanceled})
+		b.prog[ref.Identity()].Status = job.StatusCanceled
 	}
-	sort.Slice(b.results, func(i, j int) bool { return b.results[i].SectorID < b.results[j].SectorID })
+	sort.Slice(b.results, func(i, j int) bool { return less(b.results[i].Ref(), b.results[j].Ref()) })
 	return job.BatchResult{BatchID: b.in.BatchID, Sectors: b.results}
 }
 
-// duplicate reports a sector whose workflow already ran: its stored C2 if
-// there is one.
-func duplicate(ctx workflow.Context, ref job.SectorRef, start time.Time) job.SectorResult {
-	r := job.SectorResult{SectorID: ref.SectorID, Status: job.StatusDuplicate, Started: start, Finished: workflow.Now(ctx)}
-	lctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue: job.QueueWorkflow, StartToCloseTimeout: time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5},
-	})
-	var lo job.LookupOutput
-	if err := workflow.ExecuteActivity(lctx, job.ActLookupC2, ref).Get(ctx, &lo); err != nil {
-		r.Error = "lookup of the stored C2 failed: " + err.Error()
-		return r
+// less orders sectors by number, then prover, then C1 digest.
+func less(a, b job.SectorRef) bool {
+	if a.SectorID != b.SectorID {
+		return a.SectorID < b.SectorID
 	}
-	if lo.Found {
-		r.C2Key = lo.C2Key
-	} else {
-		r.Error = "sector workflow " + job.SectorWorkflowID(ref.SectorID) + " is running in another batch"
+	if a.ProverID != b.ProverID {
+		return a.ProverID < b.ProverID
 	}
-	return r
+	return a.C1Digest < b.C1Digest
 }
 
 // Register adds the workflows to a registry under their job names.

@@ -32,8 +32,8 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 	if retries.hostLoss <= 0 {
 		retries.hostLoss = 20
 	}
-	res := job.SectorResult{SectorID: in.SectorID, Status: job.StatusRunning, Started: workflow.Now(ctx)}
-	prog := job.Progress{SectorID: in.SectorID, Status: job.StatusRunning}
+	res := job.SectorResult{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Status: job.StatusRunning, Started: workflow.Now(ctx)}
+	prog := job.Progress{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Status: job.StatusRunning}
 	if err := workflow.SetQueryHandler(ctx, job.QueryProgress, func() (job.Progress, error) { return prog, nil }); err != nil {
 		return res, err
 	}
@@ -55,7 +55,7 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 	})
 	var v job.ValidateOutput
 	if err := workflow.ExecuteActivity(vctx, job.ActValidateC1, in).Get(ctx, &v); err != nil {
-		return fail(statusOf(ctx, err), fmt.Errorf("sector %d: %w", in.SectorID, err))
+		return fail(statusOf(ctx, err), fmt.Errorf("%s: %w", in.SectorRef, err))
 	}
 	res.Profile = v.Profile
 	prog.Partitions = v.Partitions
@@ -75,7 +75,7 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 			if err != nil {
 				prog.PartitionsFailed++
 				if firstErr == nil {
-					firstErr = fmt.Errorf("sector %d partition %d: %w", in.SectorID, k, err)
+					firstErr = fmt.Errorf("%s partition %d: %w", in.SectorRef, k, err)
 					cancelPartitions() // the sector has failed: free the hosts
 				}
 			} else {
@@ -90,7 +90,15 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 		return fail(statusOf(ctx, firstErr), firstErr)
 	}
 
-	sctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	// Canceled before storing: nothing is stored. Once the store starts it
+	// runs to its end, even if a cancel arrives meanwhile, and the sector
+	// reports what happened: proved (stored) or failed. So a canceled
+	// batch's result says exactly which C2s were stored.
+	if ctx.Err() != nil {
+		return fail(job.StatusCanceled, temporal.NewCanceledError())
+	}
+	storeCtx, _ := workflow.NewDisconnectedContext(ctx)
+	sctx := workflow.WithActivityOptions(storeCtx, workflow.ActivityOptions{
 		TaskQueue:           job.QueueWorkflow,
 		StartToCloseTimeout: 10 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10, NonRetryableErrorTypes: []string{job.ErrInvalidProof}},
@@ -98,7 +106,7 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 	var so job.StoreOutput
 	err := workflow.ExecuteActivity(sctx, job.ActStoreC2, job.StoreInput{SectorRef: in.SectorRef, Profile: v.Profile, Proofs: proofs, Partitions: res.Partitions}).Get(ctx, &so)
 	if err != nil {
-		return fail(statusOf(ctx, err), fmt.Errorf("sector %d: store C2: %w", in.SectorID, err))
+		return fail(job.StatusFailed, fmt.Errorf("%s: store C2: %w", in.SectorRef, err))
 	}
 	res.C2Key, res.Status, res.Finished = so.C2Key, job.StatusProved, workflow.Now(ctx)
 	prog.Status = job.StatusProved

@@ -34,8 +34,8 @@ type fakes struct {
 	// onDevice, if set, runs in every device phase, which then waits for
 	// its cancellation.
 	onDevice func()
-	// onLookup, if set, runs in every LookupC2.
-	onLookup func()
+	// lookup, if set, answers LookupC2 (default: nothing stored).
+	lookup func(job.SectorRef) job.LookupOutput
 	// synthFail returns an error for the n-th synthesis of a partition.
 	synthFail  func(k, n int) error
 	synthCount map[int]int
@@ -115,10 +115,10 @@ func (f *fakes) register(env interface {
 	}, activity.RegisterOptions{Name: job.ActRelease})
 	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
 		inc(job.ActLookupC2)
-		if f.onLookup != nil {
-			f.onLookup()
+		if f.lookup != nil {
+			return f.lookup(ref), nil
 		}
-		return job.LookupOutput{Found: true, C2Key: "c2/1.proof"}, nil
+		return job.LookupOutput{}, nil
 	}, activity.RegisterOptions{Name: job.ActLookupC2})
 }
 
@@ -130,7 +130,7 @@ func sectorEnv(t *testing.T, f *fakes) *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
-var sector = job.SectorInput{SectorRef: job.SectorRef{SectorID: 1, C1Key: "c1/1.json"}}
+var sector = job.SectorInput{SectorRef: job.SectorRef{ProverID: "aa", SectorID: 1, C1Digest: "d"}}
 
 func TestSectorProvesEveryPartition(t *testing.T) {
 	f := newFakes(4)
@@ -238,7 +238,7 @@ func TestBatchCancel(t *testing.T) {
 		})
 	}
 	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 1, Sectors: []job.SectorRef{
-		{SectorID: 1, C1Key: "c1/1.json"}, {SectorID: 2, C1Key: "c1/2.json"}}})
+		{ProverID: "aa", SectorID: 1, C1Digest: "d"}, {ProverID: "aa", SectorID: 2, C1Digest: "d"}}})
 	var res job.BatchResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -261,7 +261,7 @@ func TestBatchProvesAllAndReportsProgress(t *testing.T) {
 	env := sectorEnv(t, f)
 	var sectors []job.SectorRef
 	for i := uint64(1); i <= 5; i++ {
-		sectors = append(sectors, job.SectorRef{SectorID: i, C1Key: "c1"})
+		sectors = append(sectors, job.SectorRef{ProverID: "aa", SectorID: i, C1Digest: "d"})
 	}
 	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 2, ContinueAfter: 100, Sectors: sectors})
 	var res job.BatchResult
@@ -299,7 +299,7 @@ func TestLargeBatchResultStaysSmall(t *testing.T) {
 	n := job.FullResultsMax + 1
 	var sectors []job.SectorRef
 	for i := 1; i <= n; i++ {
-		sectors = append(sectors, job.SectorRef{SectorID: uint64(i), C1Key: "c1"})
+		sectors = append(sectors, job.SectorRef{ProverID: "aa", SectorID: uint64(i), C1Digest: "d"})
 	}
 	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "big", MaxInFlight: 16, ContinueAfter: 60, Sectors: sectors})
 	var res job.BatchResult
@@ -338,45 +338,31 @@ func TestLargeBatchResultStaysSmall(t *testing.T) {
 	}
 }
 
-// A cancel received while the batch finishes the last sector of a run is
-// applied, not lost to continue-as-new: no sector starts after it. The
-// second sector is a duplicate whose LookupC2 is in flight when the cancel
-// arrives, so the signal is buffered until the run's last sector is done.
+// A cancel received while the run's last sector is being looked up is
+// applied before the run would continue as new: nothing more starts, and
+// the batch ends canceled instead of continuing.
 func TestBatchCancelBeforeContinueAsNew(t *testing.T) {
 	f := newFakes(1)
 	env := sectorEnv(t, f)
-	f.onLookup = func() {
-		env.SignalWorkflow(job.SignalCancel, nil)
-		time.Sleep(50 * time.Millisecond) // the signal is delivered first
+	f.lookup = func(ref job.SectorRef) job.LookupOutput {
+		if ref.SectorID == 1 {
+			env.SignalWorkflow(job.SignalCancel, nil)
+			time.Sleep(50 * time.Millisecond) // the signal is delivered first
+			return job.LookupOutput{Found: true, Valid: true, C2Key: "c2/x"}
+		}
+		return job.LookupOutput{}
 	}
-	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 1, ContinueAfter: 2,
-		Sectors: []job.SectorRef{{SectorID: 1, C1Key: "c1"}, {SectorID: 1, C1Key: "c1"}, {SectorID: 3, C1Key: "c1"}}})
+	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 1, ContinueAfter: 1,
+		Sectors: []job.SectorRef{{ProverID: "aa", SectorID: 1, C1Digest: "d"}, {ProverID: "aa", SectorID: 3, C1Digest: "d"}}})
 	var res job.BatchResult
-	err := env.GetWorkflowResult(&res)
-	var can *workflow.ContinueAsNewError
-	if errors.As(err, &can) {
-		var in job.BatchInput
-		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
-			t.Fatal(err)
-		}
-		if !in.Canceled {
-			t.Fatalf("continued as new with %d sectors left and the cancel lost", len(in.Sectors))
-		}
-		return
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatalf("batch did not end canceled: %v", err)
 	}
-	if err != nil {
-		t.Fatal(err)
+	if len(res.Sectors) != 2 || res.Sectors[1].Status != job.StatusCanceled {
+		t.Fatalf("results %+v", res.Sectors)
 	}
-	if f.count(job.ActLookupC2) != 1 {
-		t.Fatalf("%d lookups, want 1 (the duplicate)", f.count(job.ActLookupC2))
-	}
-	for _, s := range res.Sectors {
-		if s.SectorID == 3 && s.Status != job.StatusCanceled {
-			t.Fatalf("sector 3: %s after the cancel, want canceled", s.Status)
-		}
-	}
-	if n := f.count(job.ActValidateC1); n != 1 {
-		t.Fatalf("%d sectors validated, want 1: a sector started after the cancel", n)
+	if n := f.count(job.ActLookupC2); n != 1 {
+		t.Fatalf("%d lookups, want 1: a sector started after the cancel", n)
 	}
 }
 
@@ -385,7 +371,7 @@ func TestBatchCanceledAcrossContinueAsNew(t *testing.T) {
 	f := newFakes(1)
 	env := sectorEnv(t, f)
 	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", Canceled: true,
-		Sectors: []job.SectorRef{{SectorID: 5, C1Key: "c1"}}})
+		Sectors: []job.SectorRef{{ProverID: "aa", SectorID: 5, C1Digest: "d"}}})
 	var res job.BatchResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)

@@ -94,7 +94,7 @@ func runDemo(ctx context.Context, args []string) error {
 		if s.Status != job.StatusProved {
 			return fmt.Errorf("sector %d: %s: %s", s.SectorID, s.Status, s.Error)
 		}
-		if err := verifyStored(ctx, st.store, keys, filepath.Join(c1dir, fmt.Sprintf("%d.c1.json", s.SectorID)), s.SectorID); err != nil {
+		if err := verifyStored(ctx, st.store, keys, filepath.Join(c1dir, fmt.Sprintf("%d.c1.json", s.SectorID)), s.Ref()); err != nil {
 			return err
 		}
 	}
@@ -123,12 +123,12 @@ func runDemo(ctx context.Context, args []string) error {
 	return nil
 }
 
-func verifyStored(ctx context.Context, store *storage.Store, keys *params.Keys, c1file string, id uint64) error {
+func verifyStored(ctx context.Context, store *storage.Store, keys *params.Keys, c1file string, ref job.SectorRef) error {
 	c1, err := readC1(c1file)
 	if err != nil {
 		return err
 	}
-	b, err := store.Get(ctx, storage.C2Key(id))
+	_, b, err := store.GetC2(ctx, ref.Identity())
 	if err != nil {
 		return err
 	}

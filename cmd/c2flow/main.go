@@ -35,6 +35,8 @@ func commands() map[string]command {
 		"demo":    {"seal a small batch, prove it through the embedded stack, verify and summarize", runDemo},
 		"submit":  {"upload C1 files and submit them as a batch (--wait to follow it)", runSubmit},
 		"status":  {"a batch's progress", runStatus},
+		"cancel":  {"cancel a batch: nothing more starts; status then says exactly which C2s were stored", runCancel},
+		"verify":  {"verify --c1 FILE --proof FILE: check a C2 proof against its C1 with the cached verifying key", runVerify},
 		"fleet":   {"the workers polling the shared queues: id, host, roles, devices, budget, as Temporal sees them", runFleet},
 		"sim":     {"fleet-scale simulation: W simulated worker hosts on the real workflows, Temporal and budgets; throughput vs ideal, scheduling overhead", runSim},
 	}

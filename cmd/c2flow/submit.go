@@ -53,8 +53,9 @@ func runSubmit(ctx context.Context, args []string) error {
 	sf.Add(fs)
 	lf.Add(fs, "warn")
 	c1 := fs.String("c1", "", "C1 files or directories, comma-separated")
-	id := fs.String("batch-id", "", "batch id (default: derived from the sector ids, so a resubmission is the same batch)")
+	id := fs.String("batch-id", "", "batch id (default: derived from the sectors' identities (prover, sector, C1 digest), so a resubmission of the same C1s is the same batch, and reruns it: each stored C2 is checked, what is missing or bad is proved)")
 	wait := fs.Bool("wait", false, "wait for the batch and print its result")
+	out := fs.String("out", "", "with --wait: write each proved sector's C2 proof into this directory as <prover>-<sector>.proof (checked against its manifest)")
 	inFlight := fs.Int("max-in-flight", 8, "sectors proved at once")
 	prio := fs.Int("priority", 0, "1 (most urgent: sectors near their deadline) to 5; default 3")
 	paramsDir := fs.String("params", params.DefaultDir(), "local parameter cache (keys are made here if storage has none)")
@@ -81,9 +82,17 @@ func runSubmit(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if *out != "" && !*wait {
+		return fmt.Errorf("submit: --out needs --wait")
+	}
 	res, err := submitAndWait(ctx, c, store, files, *paramsDir, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
 	if err != nil || !*wait {
 		return err
+	}
+	if *out != "" {
+		if err := writeProofs(ctx, store, res, *out); err != nil {
+			return err
+		}
 	}
 	return printResult(res)
 }
@@ -97,7 +106,7 @@ func submitAndWait(ctx context.Context, c client.Client, st *storage.Store, file
 		return job.BatchResult{}, err
 	}
 	if o.BatchID == "" {
-		o.BatchID = batchIDOf(refs)
+		o.BatchID = batch.ID(refs)
 	}
 	if _, err := batch.Submit(ctx, c, refs, o); err != nil {
 		return job.BatchResult{}, err
@@ -112,24 +121,34 @@ func submitAndWait(ctx context.Context, c client.Client, st *storage.Store, file
 	return res, err
 }
 
-// batchIDOf derives a batch id from its sectors: the same sectors submitted
-// twice are the same batch.
-func batchIDOf(refs []job.SectorRef) string {
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = fmt.Sprint(r.SectorID)
+// writeProofs writes the C2 of every proved sector into dir, named by
+// prover and sector; each is read back through its manifest (identity and
+// digest checked) first.
+func writeProofs(ctx context.Context, store *storage.Store, res job.BatchResult, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
-	s := strings.Join(ids, "-")
-	if len(s) > 60 {
-		s = fmt.Sprintf("%s..%s-n%d", ids[0], ids[len(ids)-1], len(ids))
+	for _, s := range res.Sectors {
+		if s.C2Key == "" || s.Error != "" {
+			continue
+		}
+		_, proof, err := store.GetC2(ctx, s.Ref().Identity())
+		if err != nil {
+			return fmt.Errorf("%s: read its C2: %w", s.Ref(), err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%s-%d.proof", s.ProverID, s.SectorID))
+		if err := os.WriteFile(path, proof, 0o644); err != nil {
+			return fmt.Errorf("%s: %w", s.Ref(), err)
+		}
+		fmt.Fprintf(os.Stderr, "%s: %d bytes -> %s\n", s.Ref(), len(proof), path)
 	}
-	return "sectors-" + s
+	return nil
 }
 
 func printResult(res job.BatchResult) error {
 	failed := 0
 	for _, s := range res.Sectors {
-		line := fmt.Sprintf("sector %d: %s", s.SectorID, s.Status)
+		line := fmt.Sprintf("%s: %s", s.Ref(), s.Status)
 		if s.C2Key != "" {
 			line += " -> " + s.C2Key
 		}

@@ -115,11 +115,12 @@ func (s *S3) Config() storage.Config {
 		AccessKey: s.AccessKey, SecretKey: s.SecretKey, PathStyle: s.PathStyle}
 }
 
-// Open opens the store and makes sure the bucket exists.
+// Open opens the store and checks that its bucket exists; it never
+// creates one (only the dev stack and setup do).
 func (s *S3) Open(ctx context.Context) (*storage.Store, error) {
 	st, err := storage.Open(ctx, s.Config())
 	if err == nil {
-		err = st.EnsureBucket(ctx)
+		err = st.CheckBucket(ctx)
 	}
 	if err != nil && s.Endpoint == "" {
 		// The usual mistake: a command run next to `c2flow dev` without
