@@ -53,3 +53,15 @@ func (d Domain) IsCanonical() bool {
 // String returns d as lowercase hex, byte 0 first (the order Filecoin prints
 // domains in).
 func (d Domain) String() string { return hex.EncodeToString(d[:]) }
+
+// Format implements fmt.Formatter so that %x and %X print d's 32 bytes in
+// hex (with their flags, as for a [32]byte) rather than the hex of String's
+// text. %s, %v and %q print String(); %#v and every other verb format the
+// [32]byte value.
+func (d Domain) Format(f fmt.State, verb rune) {
+	if verb == 's' || verb == 'q' || verb == 'v' && !f.Flag('#') {
+		fmt.Fprintf(f, fmt.FormatString(f, verb), d.String())
+		return
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), [32]byte(d))
+}

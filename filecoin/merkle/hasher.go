@@ -15,6 +15,10 @@ type Node [32]byte
 // String returns n as lowercase hex, byte 0 first.
 func (n Node) String() string { return hex.EncodeToString(n[:]) }
 
+// Format implements fmt.Formatter as [hash.Domain.Format] does: %x and %X
+// print n's bytes in hex, %s, %v and %q print String().
+func (n Node) Format(f fmt.State, verb rune) { hash.Domain(n).Format(f, verb) }
+
 // ErrArity is returned for a tree arity a hasher does not support.
 var ErrArity = errors.New("unsupported tree arity")
 

@@ -3,6 +3,7 @@ package merkle
 import (
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -257,5 +258,15 @@ func TestBuildLarge(t *testing.T) {
 		if err := p.ValidateInTree(c.h, c.shape, 1<<18, 123456); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestNodeFormat checks that %x prints a Node's bytes, not the hex of its
+// String text.
+func TestNodeFormat(t *testing.T) {
+	n := Node{0xab, 1}
+	h := hex.EncodeToString(n[:])
+	if got := fmt.Sprintf("%x|%s|%v", n, n, n); got != h+"|"+h+"|"+h {
+		t.Errorf("Sprintf(%%x|%%s|%%v, n) = %q, want %s three times", got, h)
 	}
 }

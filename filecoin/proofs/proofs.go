@@ -10,8 +10,14 @@
 //
 // Supported: StackedDrg{2KiB,8MiB,512MiB,32GiB,64GiB} in versions V1, V1_1
 // and V1_1_Feat_SyntheticPoRep (ids 0 to 14). The non-interactive proofs
-// (ids 15 to 19) are known but not supported: looking them up returns an
-// error wrapping ErrUnsupported.
+// (ids 15 to 19) are known but not supported: Lookup, ByID and ByName
+// return an error wrapping ErrUnsupported for them, while Describe returns
+// their constants for code that only needs the registry's numbers (the SDR
+// graph, challenge counts).
+//
+// This package is the single registry of these values: filecoin/sdr and
+// the packages above it take the porep_id, API version and counts from
+// here.
 package proofs
 
 import (
@@ -72,8 +78,11 @@ const (
 	MaxLegacyID = 4
 	// SinglePartitionProofLen is the size of one Groth16 partition proof.
 	SinglePartitionProofLen = 192
-	// maxSynthChallenges is challenges.rs DEFAULT_SYNTH_CHALLENGE_COUNT.
-	maxSynthChallenges = 1 << 18
+	// DefaultSynthChallengeCount is the number of synthetic challenges of
+	// a production sector (storage-proofs-porep challenges.rs
+	// DEFAULT_SYNTH_CHALLENGE_COUNT); a sector with fewer nodes has one per
+	// node.
+	DefaultSynthChallengeCount = 1 << 18
 	// maxChallengesPerPartition is constants.rs MAX_CHALLENGES_PER_PARTITION.
 	maxChallengesPerPartition = 18
 )
@@ -109,13 +118,52 @@ func (v APIVersion) Semver() (major, minor, patch int) {
 	return 0, 0, 0
 }
 
+// Valid reports whether v is a known API version.
+func (v APIVersion) Valid() bool { return v <= APIVersion1_2_0 }
+
 // String returns the version as upstream displays it, e.g. "1.1.0".
 func (v APIVersion) String() string {
-	if v > APIVersion1_2_0 {
+	if !v.Valid() {
 		return fmt.Sprintf("APIVersion(%d)", uint8(v))
 	}
 	a, b, c := v.Semver()
 	return fmt.Sprintf("%d.%d.%d", a, b, c)
+}
+
+// ParseAPIVersion parses a version as upstream displays it ("1.0.0",
+// "1.1.0", "1.2.0") or as serde names it ("V1_0_0", "V1_1_0", "V1_2_0").
+func ParseAPIVersion(s string) (APIVersion, error) {
+	switch s {
+	case "1.0.0", "V1_0_0":
+		return APIVersion1_0_0, nil
+	case "1.1.0", "V1_1_0":
+		return APIVersion1_1_0, nil
+	case "1.2.0", "V1_2_0":
+		return APIVersion1_2_0, nil
+	}
+	return 0, fmt.Errorf("parse api version %q: unknown version (valid: 1.0.0, 1.1.0, 1.2.0)", s)
+}
+
+// PoRepID is the 32-byte proof-of-replication identifier that seeds the SDR
+// graph and enters the replica id: the registered proof id as u64
+// little-endian, a nonce as u64 little-endian, then 16 zero bytes
+// (rust-filecoin-proofs-api src/registry.rs porep_id).
+type PoRepID [32]byte
+
+// NewPoRepID returns the porep_id of a registered proof id and nonce (the
+// nonce is 0 for every registered seal proof).
+func NewPoRepID(registeredProofID, nonce uint64) PoRepID {
+	var id PoRepID
+	binary.LittleEndian.PutUint64(id[0:8], registeredProofID)
+	binary.LittleEndian.PutUint64(id[8:16], nonce)
+	return id
+}
+
+// IsLegacy reports whether the registered proof id in the first 8 bytes is
+// at most MaxLegacyID, i.e. a V1 (API 1.0.0) seal proof
+// (storage-proofs-core is_legacy_porep_id).
+func (id PoRepID) IsLegacy() bool {
+	return binary.LittleEndian.Uint64(id[:8]) <= MaxLegacyID
 }
 
 // Features is a set of optional proof features (storage-proofs-core
@@ -184,10 +232,12 @@ type SealProofInfo struct {
 	// Partitions is the number of partition proofs (Groth16 circuits).
 	Partitions int
 	// MinimumChallenges is the minimum total number of PoRep challenges.
+	// Interactive and synthetic proofs: 2, or 176 for 32GiB and 64GiB;
+	// non-interactive proofs (Describe only): 26, or 2253.
 	MinimumChallenges int
 	// ChallengesPerPartition is ceil(MinimumChallenges / Partitions): the
-	// number of challenges each partition proves, interactive and synthetic
-	// alike.
+	// number of challenges each partition proves, in every mode (2, or 18
+	// for 32GiB and 64GiB).
 	ChallengesPerPartition int
 	// SyntheticChallenges is the size of the synthetic challenge set that
 	// the porep challenges are drawn from (min(Nodes, 2^18)); 0 unless the
@@ -198,9 +248,8 @@ type SealProofInfo struct {
 	// TreeR is the shape of tree R (comm_r_last) and tree C (comm_c). Tree D
 	// (comm_d) is always a binary SHA-256 tree over all nodes.
 	TreeR TreeShape
-	// PoRepID is the proof's porep_id: the id as u64 little-endian, the
-	// nonce (0) as u64 little-endian, then 16 zero bytes.
-	PoRepID [32]byte
+	// PoRepID is the proof's porep_id: NewPoRepID(id, 0).
+	PoRepID PoRepID
 	// APIVersion is the proofs API version the proof uses.
 	APIVersion APIVersion
 	// Features is the set of enabled API features.
@@ -298,44 +347,49 @@ type sectorClass struct {
 	size         uint64
 	partitions   int
 	minChallenge int
-	layers       int
-	tree         TreeShape
-	key          string
+	// niPartitions and niMinChallenge replace partitions and minChallenge
+	// for the non-interactive proofs.
+	niPartitions   int
+	niMinChallenge int
+	layers         int
+	tree           TreeShape
+	key            string
 }
 
-// classes, indexed by id%5 for ids 0 to 14: filecoin-proofs constants.rs
-// POREP_PARTITIONS, LAYERS, get_porep_interactive_minimum_challenges and
-// the SectorShape* aliases; seal.rs VanillaSealProof variants.
+// classes, indexed by id%5: filecoin-proofs constants.rs POREP_PARTITIONS,
+// LAYERS, get_porep_interactive_minimum_challenges,
+// get_porep_non_interactive_partitions,
+// get_porep_non_interactive_minimum_challenges and the SectorShape*
+// aliases; seal.rs VanillaSealProof variants.
 var classes = [5]sectorClass{
-	{size: 2 << 10, partitions: 1, minChallenge: 2, layers: 2, tree: TreeShape{8, 0, 0}, key: "StackedDrg2KiBV1"},
-	{size: 8 << 20, partitions: 1, minChallenge: 2, layers: 2, tree: TreeShape{8, 0, 0}, key: "StackedDrg8MiBV1"},
-	{size: 512 << 20, partitions: 1, minChallenge: 2, layers: 2, tree: TreeShape{8, 0, 0}, key: "StackedDrg512MiBV1"},
-	{size: 32 << 30, partitions: 10, minChallenge: 176, layers: 11, tree: TreeShape{8, 8, 0}, key: "StackedDrg32GiBV1"},
-	{size: 64 << 30, partitions: 10, minChallenge: 176, layers: 11, tree: TreeShape{8, 8, 2}, key: "StackedDrg64GiBV1"},
+	{size: 2 << 10, partitions: 1, minChallenge: 2, niPartitions: 13, niMinChallenge: 26, layers: 2, tree: TreeShape{8, 0, 0}, key: "StackedDrg2KiBV1"},
+	{size: 8 << 20, partitions: 1, minChallenge: 2, niPartitions: 13, niMinChallenge: 26, layers: 2, tree: TreeShape{8, 0, 0}, key: "StackedDrg8MiBV1"},
+	{size: 512 << 20, partitions: 1, minChallenge: 2, niPartitions: 13, niMinChallenge: 26, layers: 2, tree: TreeShape{8, 0, 0}, key: "StackedDrg512MiBV1"},
+	{size: 32 << 30, partitions: 10, minChallenge: 176, niPartitions: 126, niMinChallenge: 2253, layers: 11, tree: TreeShape{8, 8, 0}, key: "StackedDrg32GiBV1"},
+	{size: 64 << 30, partitions: 10, minChallenge: 176, niPartitions: 126, niMinChallenge: 2253, layers: 11, tree: TreeShape{8, 8, 2}, key: "StackedDrg64GiBV1"},
 }
 
-// table holds the supported proofs, indexed by id. It is built once at
-// package initialisation and never modified.
+// table holds every registered seal proof, indexed by id; the supported
+// ones are table[:numSupported]. It is built once at package
+// initialisation and never modified.
 var table = buildTable()
 
-func buildTable() [numSupported]SealProofInfo {
-	var t [numSupported]SealProofInfo
+func buildTable() [len(allNames)]SealProofInfo {
+	var t [len(allNames)]SealProofInfo
 	for id := range t {
 		c := classes[id%5]
 		info := SealProofInfo{
-			Proof:                  RegisteredSealProof(id),
-			Name:                   allNames[id],
-			SectorSize:             c.size,
-			Nodes:                  c.size / NodeSize,
-			Partitions:             c.partitions,
-			MinimumChallenges:      c.minChallenge,
-			ChallengesPerPartition: (c.minChallenge + c.partitions - 1) / c.partitions,
-			Layers:                 c.layers,
-			TreeR:                  c.tree,
-			VanillaProofsKey:       c.key,
+			Proof:             RegisteredSealProof(id),
+			Name:              allNames[id],
+			SectorSize:        c.size,
+			Nodes:             c.size / NodeSize,
+			Partitions:        c.partitions,
+			MinimumChallenges: c.minChallenge,
+			Layers:            c.layers,
+			TreeR:             c.tree,
+			PoRepID:           NewPoRepID(uint64(id), 0),
+			VanillaProofsKey:  c.key,
 		}
-		binary.LittleEndian.PutUint64(info.PoRepID[0:8], uint64(id))
-		binary.LittleEndian.PutUint64(info.PoRepID[8:16], 0) // nonce
 		switch id / 5 {
 		case 0:
 			info.APIVersion = APIVersion1_0_0
@@ -344,8 +398,14 @@ func buildTable() [numSupported]SealProofInfo {
 		case 2:
 			info.APIVersion = APIVersion1_2_0
 			info.Features = FeatureSyntheticPoRep
-			info.SyntheticChallenges = int(min(info.Nodes, maxSynthChallenges))
+			info.SyntheticChallenges = int(min(info.Nodes, DefaultSynthChallengeCount))
+		case 3:
+			info.APIVersion = APIVersion1_2_0
+			info.Features = FeatureNonInteractivePoRep
+			info.Partitions = c.niPartitions
+			info.MinimumChallenges = c.niMinChallenge
 		}
+		info.ChallengesPerPartition = (info.MinimumChallenges + info.Partitions - 1) / info.Partitions
 		t[id] = info
 	}
 	return t
@@ -353,8 +413,8 @@ func buildTable() [numSupported]SealProofInfo {
 
 // All returns every supported proof, in id order.
 func All() []SealProofInfo {
-	out := make([]SealProofInfo, len(table))
-	copy(out, table[:])
+	out := make([]SealProofInfo, numSupported)
+	copy(out, table[:numSupported])
 	return out
 }
 
@@ -376,6 +436,18 @@ func Lookup(p RegisteredSealProof) (SealProofInfo, error) {
 		return SealProofInfo{}, fmt.Errorf("look up seal proof id %d (%s): %w: non-interactive PoRep is not supported", int64(p), allNames[p], ErrUnsupported)
 	}
 	return SealProofInfo{}, fmt.Errorf("look up seal proof id %d: %w (supported ids are 0 to %d)", int64(p), ErrUnknown, numSupported-1)
+}
+
+// Describe returns the description of any registered seal proof,
+// supported or not: unlike Lookup it also describes the non-interactive
+// proofs (ids 15 to 19), for code that needs only their registry values
+// (porep_id, API version, graph size, partition and challenge counts). An
+// id that is not registered yields an error wrapping ErrUnknown.
+func Describe(p RegisteredSealProof) (SealProofInfo, error) {
+	if p < 0 || int(p) >= len(table) {
+		return SealProofInfo{}, fmt.Errorf("describe seal proof id %d: %w (registered ids are 0 to %d)", int64(p), ErrUnknown, len(table)-1)
+	}
+	return table[p], nil
 }
 
 // ByID is Lookup by the numeric id.
@@ -421,7 +493,7 @@ func Parse(name string) (RegisteredSealProof, error) {
 // order.
 func ByVanillaKey(key string) ([]SealProofInfo, error) {
 	var out []SealProofInfo
-	for _, info := range table {
+	for _, info := range table[:numSupported] {
 		if info.VanillaProofsKey == key {
 			out = append(out, info)
 		}

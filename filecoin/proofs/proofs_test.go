@@ -229,3 +229,110 @@ func TestLookupReturnsCopies(t *testing.T) {
 		t.Errorf("String() = %q", s)
 	}
 }
+
+// TestDescribe checks every registered proof's constants, the unsupported
+// non-interactive ones included, against proofs filecoin-proofs/src/
+// constants.rs (SECTOR_SIZE_*, LAYERS, POREP_PARTITIONS,
+// get_porep_interactive_minimum_challenges,
+// get_porep_non_interactive_partitions: 13 or 126,
+// get_porep_non_interactive_minimum_challenges: 26 or 2253),
+// parameters.rs select_challenges (div_ceil) and api src/registry.rs
+// version() and as_v1_config() (features).
+func TestDescribe(t *testing.T) {
+	type row struct {
+		size                                      uint64
+		v                                         APIVersion
+		features                                  Features
+		layers, partitions, minimum, perPartition int
+	}
+	small, large := uint64(2048), uint64(32<<30)
+	for _, c := range []struct {
+		p RegisteredSealProof
+		r row
+	}{
+		{StackedDrg2KiBV1, row{small, APIVersion1_0_0, 0, 2, 1, 2, 2}},
+		{StackedDrg32GiBV1, row{large, APIVersion1_0_0, 0, 11, 10, 176, 18}},
+		{StackedDrg2KiBV1_1, row{small, APIVersion1_1_0, 0, 2, 1, 2, 2}},
+		{StackedDrg32GiBV1_1, row{large, APIVersion1_1_0, 0, 11, 10, 176, 18}},
+		{StackedDrg64GiBV1_1, row{64 << 30, APIVersion1_1_0, 0, 11, 10, 176, 18}},
+		{StackedDrg512MiBV1_1_Feat_SyntheticPoRep, row{512 << 20, APIVersion1_2_0, FeatureSyntheticPoRep, 2, 1, 2, 2}},
+		{StackedDrg32GiBV1_1_Feat_SyntheticPoRep, row{large, APIVersion1_2_0, FeatureSyntheticPoRep, 11, 10, 176, 18}},
+		{StackedDrg2KiBV1_2_Feat_NonInteractivePoRep, row{small, APIVersion1_2_0, FeatureNonInteractivePoRep, 2, 13, 26, 2}},
+		{StackedDrg8MiBV1_2_Feat_NonInteractivePoRep, row{8 << 20, APIVersion1_2_0, FeatureNonInteractivePoRep, 2, 13, 26, 2}},
+		{StackedDrg32GiBV1_2_Feat_NonInteractivePoRep, row{large, APIVersion1_2_0, FeatureNonInteractivePoRep, 11, 126, 2253, 18}},
+		{StackedDrg64GiBV1_2_Feat_NonInteractivePoRep, row{64 << 30, APIVersion1_2_0, FeatureNonInteractivePoRep, 11, 126, 2253, 18}},
+	} {
+		info, err := Describe(c.p)
+		if err != nil {
+			t.Fatalf("Describe(%s): %v", c.p, err)
+		}
+		got := row{info.SectorSize, info.APIVersion, info.Features, info.Layers, info.Partitions, info.MinimumChallenges, info.ChallengesPerPartition}
+		if got != c.r {
+			t.Errorf("%s: %+v, want %+v", c.p, got, c.r)
+		}
+		if info.Proof != c.p || info.Name != c.p.String() || info.PoRepID != NewPoRepID(uint64(c.p), 0) ||
+			info.PoRepID.IsLegacy() != (c.p <= StackedDrg64GiBV1) || info.IsLegacy() != info.PoRepID.IsLegacy() {
+			t.Errorf("%s: id %d name %s porep id %x", c.p, info.Proof, info.Name, info.PoRepID)
+		}
+		if info.TotalChallenges() < info.MinimumChallenges || info.ChallengesPerPartition > maxChallengesPerPartition {
+			t.Errorf("%s: %d x %d challenges for minimum %d", c.p, info.Partitions, info.ChallengesPerPartition, info.MinimumChallenges)
+		}
+	}
+	// Describe agrees with Lookup where Lookup answers.
+	for id := range RegisteredSealProof(len(allNames)) {
+		d, err := Describe(id)
+		if err != nil {
+			t.Fatalf("Describe(%d): %v", id, err)
+		}
+		l, err := Lookup(id)
+		if supported := id < numSupported; supported != (err == nil) || supported && l != d {
+			t.Errorf("%s: Lookup = %+v, %v; Describe = %+v", id, l, err, d)
+		}
+		if d.Features.Has(FeatureNonInteractivePoRep) && (d.SyntheticChallenges != 0 || d.VanillaProofsKey != classes[id%5].key) {
+			t.Errorf("%s: synthetic challenges %d, vanilla key %s", id, d.SyntheticChallenges, d.VanillaProofsKey)
+		}
+	}
+	for _, id := range []RegisteredSealProof{-1, 20, 1 << 40} {
+		if _, err := Describe(id); !errors.Is(err, ErrUnknown) {
+			t.Errorf("Describe(%d) = %v, want ErrUnknown", id, err)
+		}
+	}
+}
+
+// TestPoRepIDLayout checks api src/registry.rs porep_id with a nonzero
+// nonce: id u64 LE, nonce u64 LE, 16 zero bytes; and the legacy split at
+// proofs storage-proofs-core/src/lib.rs MAX_LEGACY_POREP_REGISTERED_PROOF_ID.
+func TestPoRepIDLayout(t *testing.T) {
+	id := NewPoRepID(8, 0x1122)
+	if want := "08000000000000002211000000000000" + strings.Repeat("00", 16); hex.EncodeToString(id[:]) != want {
+		t.Errorf("porep id layout %x, want %s", id, want)
+	}
+	if id.IsLegacy() || !NewPoRepID(MaxLegacyID, 0).IsLegacy() || NewPoRepID(MaxLegacyID+1, 0).IsLegacy() {
+		t.Error("IsLegacy does not split at MAX_LEGACY_POREP_REGISTERED_PROOF_ID")
+	}
+}
+
+// TestAPIVersion checks the display and serde names of proofs
+// storage-proofs-core/src/api_version.rs (Display, FromStr, and the
+// variant names V1_0_0, V1_1_0, V1_2_0).
+func TestAPIVersion(t *testing.T) {
+	for _, c := range []struct {
+		s string
+		v APIVersion
+	}{
+		{"1.0.0", APIVersion1_0_0}, {"V1_0_0", APIVersion1_0_0},
+		{"1.1.0", APIVersion1_1_0}, {"V1_1_0", APIVersion1_1_0},
+		{"1.2.0", APIVersion1_2_0}, {"V1_2_0", APIVersion1_2_0},
+	} {
+		v, err := ParseAPIVersion(c.s)
+		if err != nil || v != c.v || !v.Valid() {
+			t.Errorf("ParseAPIVersion(%q) = %v, %v; want %v", c.s, v, err, c.v)
+		}
+	}
+	if v, err := ParseAPIVersion("1.3.0"); err == nil {
+		t.Errorf("ParseAPIVersion(1.3.0) = %v, no error", v)
+	}
+	if v := APIVersion(3); v.Valid() || v.String() != "APIVersion(3)" {
+		t.Errorf("APIVersion(3): valid %v, %q", v.Valid(), v.String())
+	}
+}

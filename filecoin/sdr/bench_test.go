@@ -4,13 +4,12 @@ import (
 	"context"
 	"io"
 	"testing"
+
+	"github.com/c2flow/c2flow/filecoin/proofs"
 )
 
 func BenchmarkParentCache8MiB(b *testing.B) {
-	g, err := StackedDrg8MiBV1_1.Graph()
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := proofGraph(b, proofs.StackedDrg8MiBV1_1)
 	b.SetBytes(int64(g.ParentCacheSize()))
 	for b.Loop() {
 		if err := g.WriteParentCache(context.Background(), io.Discard, 0); err != nil {
@@ -20,10 +19,7 @@ func BenchmarkParentCache8MiB(b *testing.B) {
 }
 
 func BenchmarkLabels8MiB(b *testing.B) {
-	g, err := StackedDrg8MiBV1_1.Graph()
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := proofGraph(b, proofs.StackedDrg8MiBV1_1)
 	pc, err := g.BuildParentCache(context.Background(), 0)
 	if err != nil {
 		b.Fatal(err)
@@ -38,10 +34,7 @@ func BenchmarkLabels8MiB(b *testing.B) {
 }
 
 func BenchmarkParentsSingleNode32GiB(b *testing.B) {
-	g, err := StackedDrg32GiBV1_1.Graph()
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := proofGraph(b, proofs.StackedDrg32GiBV1_1)
 	var p [Degree]uint32
 	n := uint64(0)
 	for b.Loop() {

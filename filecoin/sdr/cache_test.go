@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/c2flow/c2flow/filecoin/proofs"
 )
 
 // upstreamCommit is the rust-fil-proofs commit the expected values in these
@@ -39,11 +41,8 @@ var parentCacheManifest = map[string]struct {
 // (hence the porep_id) and the node count.
 func TestParentCacheNames(t *testing.T) {
 	seen := map[string]bool{}
-	for p := StackedDrg2KiBV1; p <= StackedDrg64GiBV1_1; p++ {
-		g, err := p.Graph()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for p := proofs.StackedDrg2KiBV1; p <= proofs.StackedDrg64GiBV1_1; p++ {
+		g := proofGraph(t, p)
 		id := g.ParentCacheID()
 		e, ok := parentCacheManifest[id]
 		if !ok {
@@ -60,22 +59,16 @@ func TestParentCacheNames(t *testing.T) {
 	}
 	// The synthetic and non-interactive proofs have their own porep ids,
 	// hence graphs whose caches are not in the manifest.
-	for p := StackedDrg2KiBV1_1_Feat_SyntheticPoRep; p < numSealProofs; p++ {
-		g, err := p.Graph()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for p := proofs.StackedDrg2KiBV1_1_Feat_SyntheticPoRep; p <= proofs.StackedDrg64GiBV1_2_Feat_NonInteractivePoRep; p++ {
+		g := proofGraph(t, p)
 		if _, ok := parentCacheManifest[g.ParentCacheID()]; ok {
 			t.Errorf("proof %d unexpectedly in the manifest", p)
 		}
 	}
 }
 
-func testParentCacheDigest(t *testing.T, p SealProof) {
-	g, err := p.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
+func testParentCacheDigest(t *testing.T, p proofs.RegisteredSealProof) {
+	g := proofGraph(t, p)
 	e, ok := parentCacheManifest[g.ParentCacheID()]
 	if !ok {
 		t.Fatalf("proof %d: cache id %s not in the manifest", p, g.ParentCacheID())
@@ -96,7 +89,7 @@ func testParentCacheDigest(t *testing.T, p SealProof) {
 // parent_cache.json, for the 2KiB, 8MiB and 512MiB graphs of API 1.0.0
 // (porep ids 0-2) and 1.1.0 (porep ids 5-7).
 func TestParentCacheDigest(t *testing.T) {
-	for _, p := range []SealProof{StackedDrg2KiBV1, StackedDrg2KiBV1_1, StackedDrg8MiBV1, StackedDrg8MiBV1_1} {
+	for _, p := range []proofs.RegisteredSealProof{proofs.StackedDrg2KiBV1, proofs.StackedDrg2KiBV1_1, proofs.StackedDrg8MiBV1, proofs.StackedDrg8MiBV1_1} {
 		testParentCacheDigest(t, p)
 	}
 }
@@ -104,7 +97,7 @@ func TestParentCacheDigest(t *testing.T) {
 // TestParentCacheDigest512MiB covers the 2^24-node graphs (3.5-7 s each on
 // two shared cores).
 func TestParentCacheDigest512MiB(t *testing.T) {
-	for _, p := range []SealProof{StackedDrg512MiBV1, StackedDrg512MiBV1_1} {
+	for _, p := range []proofs.RegisteredSealProof{proofs.StackedDrg512MiBV1, proofs.StackedDrg512MiBV1_1} {
 		testParentCacheDigest(t, p)
 	}
 }
@@ -117,7 +110,7 @@ func TestParentCacheDigestProduction(t *testing.T) {
 	if os.Getenv("SDR_TEST_PRODUCTION_PARENT_CACHE") != "1" {
 		t.Skip("set SDR_TEST_PRODUCTION_PARENT_CACHE=1 to hash the 32GiB and 64GiB parent caches")
 	}
-	for _, p := range []SealProof{StackedDrg32GiBV1, StackedDrg32GiBV1_1, StackedDrg64GiBV1, StackedDrg64GiBV1_1} {
+	for _, p := range []proofs.RegisteredSealProof{proofs.StackedDrg32GiBV1, proofs.StackedDrg32GiBV1_1, proofs.StackedDrg64GiBV1, proofs.StackedDrg64GiBV1_1} {
 		testParentCacheDigest(t, p)
 	}
 }
@@ -125,8 +118,8 @@ func TestParentCacheDigestProduction(t *testing.T) {
 // TestParentCacheForms checks that the streamed cache, the in-memory cache
 // and per-node Parents agree, with any worker count.
 func TestParentCacheForms(t *testing.T) {
-	for _, v := range []APIVersion{V1_0_0, V1_1_0} {
-		g, err := NewGraph(3*cacheChunkNodes+17, NewPoRepID(3, 0), v)
+	for _, v := range []proofs.APIVersion{proofs.APIVersion1_0_0, proofs.APIVersion1_1_0} {
+		g, err := NewGraph(3*cacheChunkNodes+17, proofs.NewPoRepID(3, 0), v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +181,7 @@ func equalU32(a, b []uint32) bool {
 }
 
 func TestParentCacheCancel(t *testing.T) {
-	g, err := NewGraph(1<<20, NewPoRepID(7, 0), V1_1_0)
+	g, err := NewGraph(1<<20, proofs.NewPoRepID(7, 0), proofs.APIVersion1_1_0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+
+	"github.com/c2flow/c2flow/filecoin/proofs"
 )
 
 // PoRep challenge derivation (storage-proofs-porep
@@ -114,8 +116,9 @@ func NonInteractiveChallenges(sectorNodes uint64, replicaID, commR [32]byte, per
 // Synthetic PoRep (challenges.rs, mod synthetic).
 const (
 	// DefaultSynthChallengeCount is the number of synthetic challenges for
-	// production sector sizes (capped at the sector's node count).
-	DefaultSynthChallengeCount = 1 << 18
+	// production sector sizes (capped at the sector's node count); the
+	// registry's value.
+	DefaultSynthChallengeCount = proofs.DefaultSynthChallengeCount
 	synthChallengeSize         = 32
 	synthIndexSize             = 4
 	synthGenerationKey         = "filecoin.io|PoRep|1|Synthetic|1|Generation"

@@ -14,16 +14,22 @@
 //     replica (Encode, Decode);
 //   - PoRep challenges: interactive, synthetic (Feat_SyntheticPoRep) and
 //     non-interactive (InteractiveChallenges, SynthGenerator,
-//     NonInteractiveChallenges, Challenges);
-//   - the registered seal proofs and their constants (SealProof).
+//     NonInteractiveChallenges, Challenges).
+//
+// The algorithms take plain parameters: a node count, a porep_id and an API
+// version for the graph (NewGraph), a mode and counts for the challenges
+// (ChallengeParams). The registered seal proofs and their constants live in
+// filecoin/proofs; GraphFor, ModeFor and ChallengeParamsFor fill the
+// parameters from a proofs.SealProofInfo.
 //
 // All 32-byte values (replica ids, labels, commitments, field elements) are
 // little-endian field element representations, as rust-fil-proofs
 // serializes its domains. Node indices are uint64 in the API; graphs have
 // at most 2^32-1 nodes, so parents fit in uint32 as in the parent cache.
 //
-// The package depends only on the standard library and gnark-crypto's
-// BLS12-381 scalar field; it carries its own ChaCha (8 and 20 rounds) and
-// BLAKE2b because the Filecoin constructions need layouts and round counts
-// the standard library does not offer.
+// Besides filecoin/proofs, the package depends only on the standard
+// library, golang.org/x/crypto's BLAKE2b and gnark-crypto's BLS12-381
+// scalar field; it carries its own ChaCha (8 and 20 rounds) because the
+// Filecoin constructions need a layout and round counts the standard
+// library does not offer.
 package sdr

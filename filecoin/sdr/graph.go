@@ -8,15 +8,17 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/c2flow/c2flow/filecoin/proofs"
 )
 
-// Graph degrees (storage-proofs-core drgraph.rs BASE_DEGREE,
-// storage-proofs-porep stacked/vanilla/graph.rs EXP_DEGREE).
+// Graph degrees and node size, as the registry (filecoin/proofs) defines
+// them.
 const (
-	BaseDegree = 6                      // DRG parents per node
-	ExpDegree  = 8                      // expander parents per node
+	BaseDegree = proofs.DRGParents      // DRG parents per node
+	ExpDegree  = proofs.ExpParents      // expander parents per node
 	Degree     = BaseDegree + ExpDegree // parents per node in the parent cache
-	NodeSize   = 32                     // bytes per node / label
+	NodeSize   = proofs.NodeSize        // bytes per node / label
 )
 
 // parentCacheVersion is storage-proofs-core parameter_cache.rs VERSION, part
@@ -40,8 +42,8 @@ const (
 // concurrent use.
 type Graph struct {
 	nodes       uint64
-	porepID     PoRepID
-	version     APIVersion
+	porepID     proofs.PoRepID
+	version     proofs.APIVersion
 	drgSeed     [28]byte
 	feistelKeys [4]uint64
 	feistel     feistelPrecomputed
@@ -69,7 +71,10 @@ func (g *Graph) feistelTab() *feistelTable {
 
 // NewGraph builds the graph for a sector of nodes 32-byte nodes.
 // nodes must be in [1, 2^32-1] (node indices are u32 in the parent cache).
-func NewGraph(nodes uint64, porepID PoRepID, version APIVersion) (*Graph, error) {
+// The API version selects the DRG parent order and the width of the
+// expander arithmetic (1.0.0 versus later). GraphFor takes all three from a
+// registered proof.
+func NewGraph(nodes uint64, porepID proofs.PoRepID, version proofs.APIVersion) (*Graph, error) {
 	if !version.Valid() {
 		return nil, fmt.Errorf("new sdr graph: unknown api version %d", version)
 	}
@@ -93,7 +98,7 @@ func NewGraph(nodes uint64, porepID PoRepID, version APIVersion) (*Graph, error)
 
 // NewGraphForSectorSize builds the graph of a sector of sectorSize bytes
 // (a positive multiple of 32).
-func NewGraphForSectorSize(sectorSize uint64, porepID PoRepID, version APIVersion) (*Graph, error) {
+func NewGraphForSectorSize(sectorSize uint64, porepID proofs.PoRepID, version proofs.APIVersion) (*Graph, error) {
 	if sectorSize == 0 || sectorSize%NodeSize != 0 {
 		return nil, fmt.Errorf("new sdr graph: sector size %d is not a positive multiple of %d", sectorSize, NodeSize)
 	}
@@ -101,7 +106,7 @@ func NewGraphForSectorSize(sectorSize uint64, porepID PoRepID, version APIVersio
 }
 
 // porepDomainSeed is derive_porep_domain_seed: SHA-256(dst || porep_id).
-func porepDomainSeed(dst string, porepID PoRepID) [32]byte {
+func porepDomainSeed(dst string, porepID proofs.PoRepID) [32]byte {
 	h := sha256.New()
 	h.Write([]byte(dst))
 	h.Write(porepID[:])
@@ -117,10 +122,10 @@ func (g *Graph) Nodes() uint64 { return g.nodes }
 func (g *Graph) SectorSize() uint64 { return g.nodes * NodeSize }
 
 // PoRepID returns the porep_id the graph was built from.
-func (g *Graph) PoRepID() PoRepID { return g.porepID }
+func (g *Graph) PoRepID() proofs.PoRepID { return g.porepID }
 
 // APIVersion returns the API version the graph was built for.
-func (g *Graph) APIVersion() APIVersion { return g.version }
+func (g *Graph) APIVersion() proofs.APIVersion { return g.version }
 
 // DRGSeed returns the 28-byte BucketGraph seed (SHA-256("Filecoin_DRSample"
 // || porep_id), first 28 bytes).
@@ -224,8 +229,8 @@ func (g *Graph) baseParents(node uint32, out *[BaseDegree]uint32) {
 	// is identical.
 	nBuckets := uint64(bits.Len64(metagraphNode - 1))
 
-	predecessor, first := 0, 1 // V1_1_0 and later: predecessor first
-	if g.version == V1_0_0 {
+	predecessor, first := 0, 1 // API 1.1.0 and later: predecessor first
+	if g.version == proofs.APIVersion1_0_0 {
 		predecessor, first = mPrime, 0
 	}
 	for i := range mPrime {
@@ -254,7 +259,7 @@ func (g *Graph) expParents(node uint64, out *[ExpDegree]uint32, tab *feistelTabl
 		} else {
 			t = feistelPermute(numElements, node*ExpDegree+i, &g.feistelKeys, g.feistel)
 		}
-		if g.version == V1_0_0 {
+		if g.version == proofs.APIVersion1_0_0 {
 			// Legacy graphs truncate the permuted index to 32 bits before
 			// dividing (only matters for 64GiB sectors).
 			out[i] = uint32(t) / ExpDegree

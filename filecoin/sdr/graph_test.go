@@ -4,10 +4,12 @@ import (
 	"golang.org/x/crypto/blake2b"
 
 	"testing"
+
+	"github.com/c2flow/c2flow/filecoin/proofs"
 )
 
-func porepIDByte(b byte) PoRepID {
-	var id PoRepID
+func porepIDByte(b byte) proofs.PoRepID {
+	var id proofs.PoRepID
 	id[0] = b
 	return id
 }
@@ -18,9 +20,9 @@ func porepIDByte(b byte) PoRepID {
 // one from 1.1.0 on.
 func TestBucketGraph(t *testing.T) {
 	for _, c := range []struct {
-		id PoRepID
-		v  APIVersion
-	}{{porepIDByte(0), V1_0_0}, {porepIDByte(5), V1_1_0}, {porepIDByte(5), V1_2_0}} {
+		id proofs.PoRepID
+		v  proofs.APIVersion
+	}{{porepIDByte(0), proofs.APIVersion1_0_0}, {porepIDByte(5), proofs.APIVersion1_1_0}, {porepIDByte(5), proofs.APIVersion1_2_0}} {
 		for _, size := range []uint64{4, 16, 256, 2048} {
 			g, err := NewGraph(size, c.id, c.v)
 			if err != nil {
@@ -48,7 +50,7 @@ func TestBucketGraph(t *testing.T) {
 					}
 				}
 				pred := p1[0]
-				if c.v == V1_0_0 {
+				if c.v == proofs.APIVersion1_0_0 {
 					pred = p1[BaseDegree-1]
 				}
 				if uint64(pred) != n-1 {
@@ -62,8 +64,8 @@ func TestBucketGraph(t *testing.T) {
 // TestV1_0ParentOrder checks that API 1.0.0 and 1.1.0 sample the same DRG
 // parents for the same porep_id, in a rotated order.
 func TestV1_0ParentOrder(t *testing.T) {
-	g0, _ := NewGraph(1<<10, porepIDByte(3), V1_0_0)
-	g1, _ := NewGraph(1<<10, porepIDByte(3), V1_1_0)
+	g0, _ := NewGraph(1<<10, porepIDByte(3), proofs.APIVersion1_0_0)
+	g1, _ := NewGraph(1<<10, porepIDByte(3), proofs.APIVersion1_1_0)
 	for n := uint64(2); n < 1<<10; n++ {
 		var a, b [BaseDegree]uint32
 		_ = g0.BaseParents(n, a[:])
@@ -82,19 +84,19 @@ func TestV1_0ParentOrder(t *testing.T) {
 func TestExpanderPathology(t *testing.T) {
 	const n32, n64 = 1 << 30, 1 << 31
 	for _, c := range []struct {
-		id    PoRepID
+		id    proofs.PoRepID
 		nodes uint64
-		v     APIVersion
+		v     proofs.APIVersion
 	}{
-		{porepIDByte(3), n32, V1_0_0}, {porepIDByte(4), n64, V1_0_0},
-		{porepIDByte(8), n32, V1_1_0}, {porepIDByte(9), n64, V1_1_0},
-		{porepIDByte(8), n32, V1_2_0}, {porepIDByte(9), n64, V1_2_0},
+		{porepIDByte(3), n32, proofs.APIVersion1_0_0}, {porepIDByte(4), n64, proofs.APIVersion1_0_0},
+		{porepIDByte(8), n32, proofs.APIVersion1_1_0}, {porepIDByte(9), n64, proofs.APIVersion1_1_0},
+		{porepIDByte(8), n32, proofs.APIVersion1_2_0}, {porepIDByte(9), n64, proofs.APIVersion1_2_0},
 	} {
 		g, err := NewGraph(c.nodes, c.id, c.v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pathological := c.v == V1_0_0
+		pathological := c.v == proofs.APIVersion1_0_0
 		found := false
 		for i := uint64(0); i < 1000 && !found; i++ {
 			var p [ExpDegree]uint32
@@ -114,7 +116,7 @@ func TestExpanderPathology(t *testing.T) {
 // TestHighParentBits ports graph.rs test_high_parent_bits: a 64GiB graph
 // (API 1.2.0) has an expander parent >= 2^29 among its first 3 nodes.
 func TestHighParentBits(t *testing.T) {
-	g, _ := NewGraph(1<<31, NewPoRepID(5, 0), V1_2_0)
+	g, _ := NewGraph(1<<31, proofs.NewPoRepID(5, 0), proofs.APIVersion1_2_0)
 	for v := range uint64(3) {
 		var p [ExpDegree]uint32
 		_ = g.ExpParents(v, p[:])
@@ -139,7 +141,7 @@ func TestExpParentHistogram(t *testing.T) {
 	)
 	maxAllowed := int(1.4*float32(perBin)) - 1
 	minAllowed := int(0.6*float32(perBin)) + 1
-	g, _ := NewGraph(nNodes, NewPoRepID(5, 0), V1_2_0)
+	g, _ := NewGraph(nNodes, proofs.NewPoRepID(5, 0), proofs.APIVersion1_2_0)
 	var hist [nBins]int
 	for s := range uint64(nSamples) {
 		var p [ExpDegree]uint32
@@ -156,19 +158,19 @@ func TestExpParentHistogram(t *testing.T) {
 }
 
 func TestGraphErrors(t *testing.T) {
-	if _, err := NewGraph(0, PoRepID{}, V1_1_0); err == nil {
+	if _, err := NewGraph(0, proofs.PoRepID{}, proofs.APIVersion1_1_0); err == nil {
 		t.Error("NewGraph(0 nodes): no error")
 	}
-	if _, err := NewGraph(1<<32, PoRepID{}, V1_1_0); err == nil {
+	if _, err := NewGraph(1<<32, proofs.PoRepID{}, proofs.APIVersion1_1_0); err == nil {
 		t.Error("NewGraph(2^32 nodes): no error")
 	}
-	if _, err := NewGraph(64, PoRepID{}, APIVersion(9)); err == nil {
+	if _, err := NewGraph(64, proofs.PoRepID{}, proofs.APIVersion(9)); err == nil {
 		t.Error("NewGraph(bad version): no error")
 	}
-	if _, err := NewGraphForSectorSize(100, PoRepID{}, V1_1_0); err == nil {
+	if _, err := NewGraphForSectorSize(100, proofs.PoRepID{}, proofs.APIVersion1_1_0); err == nil {
 		t.Error("NewGraphForSectorSize(100): no error")
 	}
-	g, _ := NewGraph(64, PoRepID{}, V1_1_0)
+	g, _ := NewGraph(64, proofs.PoRepID{}, proofs.APIVersion1_1_0)
 	if err := g.Parents(64, make([]uint32, Degree)); err == nil {
 		t.Error("Parents(node out of range): no error")
 	}
@@ -186,7 +188,7 @@ func TestGraphErrors(t *testing.T) {
 // TestGraphIdentifier checks the identifier against graph.rs / params.rs
 // test_public_params_identifier (32GiB: size 1073741824).
 func TestGraphIdentifier(t *testing.T) {
-	g, _ := NewGraph(1<<30, PoRepID{1}, V1_1_0)
+	g, _ := NewGraph(1<<30, proofs.PoRepID{1}, proofs.APIVersion1_1_0)
 	// params.rs test_public_params_identifier embeds this graph identifier.
 	const want = "stacked_graph::StackedGraph{expansion_degree: 8 base_graph: drgraph::BucketGraph{size: 1073741824; degree: 6; hasher: poseidon_hasher} }"
 	if g.Identifier() != want {

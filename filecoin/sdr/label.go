@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/c2flow/c2flow/filecoin/proofs"
 )
 
 // Labeling (storage-proofs-porep stacked/vanilla/create_label/single.rs and
@@ -20,8 +22,8 @@ import (
 // parents at all.
 
 // TotalParents is the number of parent labels hashed into a label
-// (TOTAL_PARENTS).
-const TotalParents = 37
+// (TOTAL_PARENTS), as the registry (filecoin/proofs) defines it.
+const TotalParents = proofs.TotalParents
 
 // labelPrefixSize is the size of the fixed label-hash prefix.
 const labelPrefixSize = 64

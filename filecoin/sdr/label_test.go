@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/c2flow/c2flow/filecoin/proofs"
 )
 
 // frFromU64sLE is the little-endian representation (Fr::to_repr) of the
@@ -27,7 +29,7 @@ func frFromU64sLE(l [4]uint64) [32]byte {
 // [9; 32], sectors of 2048 and 4096 bytes, porep_id [0; 32] with API 1.0.0
 // and [123; 32] with API 1.1.0 and 1.2.0.
 func TestLabelsUpstream(t *testing.T) {
-	var legacy, current PoRepID
+	var legacy, current proofs.PoRepID
 	for i := range current {
 		current[i] = 123
 	}
@@ -41,16 +43,16 @@ func TestLabelsUpstream(t *testing.T) {
 	want4K := frFromU64sLE([4]uint64{0x22ab81cf68c4676d, 0x7a77a82fc7c9c189, 0xc6c03d32c1e42d23, 0x0f777c18cc2c55bd})
 	for _, c := range []struct {
 		sectorSize uint64
-		id         PoRepID
-		v          APIVersion
+		id         proofs.PoRepID
+		v          proofs.APIVersion
 		want       [32]byte
 	}{
-		{2048, legacy, V1_0_0, want2K_V1},
-		{4096, legacy, V1_0_0, want4K_V1},
-		{2048, current, V1_1_0, want2K},
-		{4096, current, V1_1_0, want4K},
-		{2048, current, V1_2_0, want2K},
-		{4096, current, V1_2_0, want4K},
+		{2048, legacy, proofs.APIVersion1_0_0, want2K_V1},
+		{4096, legacy, proofs.APIVersion1_0_0, want4K_V1},
+		{2048, current, proofs.APIVersion1_1_0, want2K},
+		{4096, current, proofs.APIVersion1_1_0, want4K},
+		{2048, current, proofs.APIVersion1_2_0, want2K},
+		{4096, current, proofs.APIVersion1_2_0, want4K},
 	} {
 		g, err := NewGraphForSectorSize(c.sectorSize, c.id, c.v)
 		if err != nil {
@@ -70,7 +72,7 @@ func TestLabelsUpstream(t *testing.T) {
 // TestNodeLabel checks the per-node label functions (used to verify
 // labeling proofs) against whole-sector labeling.
 func TestNodeLabel(t *testing.T) {
-	g, err := NewGraph(256, NewPoRepID(5, 0), V1_1_0)
+	g, err := NewGraph(256, proofs.NewPoRepID(5, 0), proofs.APIVersion1_1_0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,10 +137,7 @@ func TestNodeLabel(t *testing.T) {
 // TestLabels8MiB times labeling an 8MiB sector (2^18 nodes, 2 layers), as
 // a test sealer does, and checks it against per-node labels.
 func TestLabels8MiB(t *testing.T) {
-	g, err := StackedDrg8MiBV1_1.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := proofGraph(t, proofs.StackedDrg8MiBV1_1)
 	var replicaID [32]byte
 	replicaID[3] = 7
 	start := time.Now()
@@ -174,8 +173,8 @@ func TestLabels8MiB(t *testing.T) {
 }
 
 func TestGenerateLabelsErrors(t *testing.T) {
-	g, _ := NewGraph(64, PoRepID{}, V1_1_0)
-	other, _ := NewGraph(128, PoRepID{}, V1_1_0)
+	g, _ := NewGraph(64, proofs.PoRepID{}, proofs.APIVersion1_1_0)
+	other, _ := NewGraph(128, proofs.PoRepID{}, proofs.APIVersion1_1_0)
 	pc, _ := other.BuildParentCache(context.Background(), 1)
 	noop := func(int, []byte) error { return nil }
 	if err := g.GenerateLabels(context.Background(), [32]byte{}, 0, nil, noop); err == nil {

@@ -3,6 +3,8 @@ package sdr
 import (
 	"crypto/sha256"
 	"encoding/binary"
+
+	"github.com/c2flow/c2flow/filecoin/proofs"
 )
 
 // trim254 clears the top two bits of a little-endian 32-byte value so it is
@@ -15,7 +17,7 @@ func trim254(b *[32]byte) { b[31] &= 0x3f }
 // SHA-256(prover_id || sector_id (u64 big-endian) || ticket || comm_d ||
 // porep_id) with the top two bits of the last byte cleared. The result is
 // the little-endian representation of a field element.
-func ReplicaID(proverID [32]byte, sectorID uint64, ticket, commD [32]byte, porepID PoRepID) [32]byte {
+func ReplicaID(proverID [32]byte, sectorID uint64, ticket, commD [32]byte, porepID proofs.PoRepID) [32]byte {
 	var buf [32 + 8 + 32 + 32 + 32]byte
 	copy(buf[0:], proverID[:])
 	binary.BigEndian.PutUint64(buf[32:], sectorID)

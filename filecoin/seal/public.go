@@ -42,7 +42,7 @@ func (p *SectorPublic) ReplicaID() ([32]byte, error) {
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("seal: replica id: %w", err)
 	}
-	return sdr.ReplicaID(p.ProverID, p.SectorID, p.Ticket, p.CommD, sdr.PoRepID(info.PoRepID)), nil
+	return sdr.ReplicaID(p.ProverID, p.SectorID, p.Ticket, p.CommD, info.PoRepID), nil
 }
 
 // Manifest is the sectors.json file a seal run writes beside its C1 files:

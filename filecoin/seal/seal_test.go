@@ -408,7 +408,7 @@ func TestSealedCorruption(t *testing.T) {
 		}
 		return chs
 	}
-	g, err := graphFor(info)
+	g, err := sdr.GraphFor(info)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,11 +165,11 @@ func seal(ctx context.Context, p SealParams, hooks sealHooks) (*Sealed, error) {
 		return nil, fail("tree D", err)
 	}
 	commD := [32]byte(treeD.Root())
-	g, err := graphFor(info)
+	g, err := sdr.GraphFor(info)
 	if err != nil {
 		return nil, fail("graph", err)
 	}
-	replicaID := sdr.ReplicaID(p.ProverID, p.SectorID, p.Ticket, commD, sdr.PoRepID(info.PoRepID))
+	replicaID := sdr.ReplicaID(p.ProverID, p.SectorID, p.Ticket, commD, info.PoRepID)
 	pc, err := g.BuildParentCache(ctx, workers)
 	if err != nil {
 		return nil, fail("parent cache", err)
@@ -246,10 +246,7 @@ func finish(ctx context.Context, p SealParams, info proofs.SealProofInfo, g *sdr
 	if err != nil {
 		return nil, fmt.Errorf("seal sector %d: comm_r: %w", p.SectorID, err)
 	}
-	cp, err := challengeParams(info, replicaID, commR, p.Seed)
-	if err != nil {
-		return nil, fmt.Errorf("seal sector %d: challenges: %w", p.SectorID, err)
-	}
+	cp := sdr.ChallengeParamsFor(info, replicaID, commR, p.Seed)
 	parts := make([][]c1.Proof, info.Partitions)
 	for k := range parts {
 		chs, err := sdr.Challenges(cp, k)

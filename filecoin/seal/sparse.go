@@ -41,11 +41,7 @@ func SealSparse(ctx context.Context, p SealParams) (*Sealed, error) {
 	fail := func(step string, err error) error {
 		return fmt.Errorf("seal sector %d sparse (%s): %s: %w", p.SectorID, info.Name, step, err)
 	}
-	mode, err := sdr.SealProof(info.Proof).ChallengeMode()
-	if err != nil {
-		return nil, fail("challenge mode", err)
-	}
-	if mode != sdr.Interactive {
+	if mode := sdr.ModeFor(info); mode != sdr.Interactive {
 		return nil, fail("challenges", fmt.Errorf("%w: %s challenges depend on comm_r", ErrUnsupported, mode))
 	}
 	workers := p.Workers
@@ -58,16 +54,13 @@ func SealSparse(ctx context.Context, p SealParams) (*Sealed, error) {
 		return nil, fail("tree D", err)
 	}
 	commD := [32]byte(treeD.Root())
-	replicaID := sdr.ReplicaID(p.ProverID, p.SectorID, p.Ticket, commD, sdr.PoRepID(info.PoRepID))
-	g, err := graphFor(info)
+	replicaID := sdr.ReplicaID(p.ProverID, p.SectorID, p.Ticket, commD, info.PoRepID)
+	g, err := sdr.GraphFor(info)
 	if err != nil {
 		return nil, fail("graph", err)
 	}
 	// comm_r does not enter interactive challenges.
-	cp, err := challengeParams(info, replicaID, [32]byte{}, p.Seed)
-	if err != nil {
-		return nil, fail("challenges", err)
-	}
+	cp := sdr.ChallengeParamsFor(info, replicaID, [32]byte{}, p.Seed)
 	var challenged []uint64
 	for k := range info.Partitions {
 		chs, err := sdr.Challenges(cp, k)

@@ -172,32 +172,6 @@ type verifier struct {
 	commR     [32]byte
 }
 
-// graphFor returns the stacked graph of a registered proof.
-func graphFor(info proofs.SealProofInfo) (*sdr.Graph, error) {
-	sp := sdr.SealProof(info.Proof)
-	v, err := sp.APIVersion()
-	if err != nil {
-		return nil, err
-	}
-	return sdr.NewGraph(info.Nodes, sdr.PoRepID(info.PoRepID), v)
-}
-
-// challengeParams returns the challenge derivation inputs of a sector.
-func challengeParams(info proofs.SealProofInfo, replicaID, commR, seed [32]byte) (sdr.ChallengeParams, error) {
-	mode, err := sdr.SealProof(info.Proof).ChallengeMode()
-	if err != nil {
-		return sdr.ChallengeParams{}, err
-	}
-	return sdr.ChallengeParams{
-		Mode:                   mode,
-		SectorNodes:            info.Nodes,
-		ChallengesPerPartition: info.ChallengesPerPartition,
-		ReplicaID:              replicaID,
-		CommR:                  commR,
-		Seed:                   seed,
-	}, nil
-}
-
 // unit is one step of verification, in report order: a partition's
 // comm_r and challenge derivation (challenge -1), or one challenge.
 type unit struct {
@@ -219,15 +193,12 @@ func verifyProofs(ctx context.Context, c *c1.SealCommitPhase1Output, opts []Opti
 			return publicFail(ErrPublicInput, f.name, "all zero (filecoin-proofs refuses it)")
 		}
 	}
-	g, err := graphFor(info)
+	g, err := sdr.GraphFor(info)
 	if err != nil {
 		return publicFail(ErrPublicInput, "graph", "%v", err)
 	}
 	v := &verifier{info: info, graph: g, shape: treeShape(info.TreeR), replicaID: c.ReplicaID, commD: c.CommD, commR: c.CommR}
-	cp, err := challengeParams(info, c.ReplicaID, c.CommR, c.Seed)
-	if err != nil {
-		return publicFail(ErrPublicInput, "challenges", "%v", err)
-	}
+	cp := sdr.ChallengeParamsFor(info, c.ReplicaID, c.CommR, c.Seed)
 
 	// Partition-level checks, serially; they are cheap.
 	parts := c.VanillaProofs.Partitions
