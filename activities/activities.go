@@ -56,6 +56,8 @@ type Host struct {
 	// spillOut makes this host's syntheses spill (see SetSpill).
 	spill    Spill
 	spillOut bool
+	// finalizeSlots bounds concurrent finalizes (nil: unbounded).
+	finalizeSlots chan struct{}
 
 	keys    *KeyCache
 	ws      *witnesses
@@ -83,6 +85,14 @@ type HostStats struct {
 func NewHost(id string, store *storage.Store, keys *KeyCache, slots *gpu.Slots, budget *Budget, log *slog.Logger) *Host {
 	return &Host{ID: id, Store: store, keys: keys, Slots: slots, Budget: budget, Log: log.With("host", id),
 		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget, log: log}, hasher: porep.NewHasher()}
+}
+
+// SetFinalizeSlots bounds the finalizes running at once on this host
+// (CPU work); more wait inside the activity, heartbeating.
+func (h *Host) SetFinalizeSlots(n int) {
+	if n > 0 {
+		h.finalizeSlots = make(chan struct{}, n)
+	}
 }
 
 // SetSpill sets where witnesses travel between synthesis-only and device
@@ -498,6 +508,17 @@ func (h *Host) doFinalize(ctx context.Context, in job.HandleInput) (job.Finalize
 		return job.FinalizeOutput{}, err
 	}
 	defer stop()
+	// Wait for a CPU finalize slot here, heartbeating, rather than in the
+	// host's queue: a live host takes its finalizes at once, so a finalize
+	// not taken within the host-queue timeout means the host is gone.
+	if h.finalizeSlots != nil {
+		select {
+		case h.finalizeSlots <- struct{}{}:
+		case <-ctx.Done():
+			h.ws.give(w)
+			return job.FinalizeOutput{}, ctx.Err()
+		}
+	}
 	type out struct {
 		proof []byte
 		dur   time.Duration
@@ -521,6 +542,9 @@ func (h *Host) doFinalize(ctx context.Context, in job.HandleInput) (job.Finalize
 		}
 		return out{proof: b, dur: dur}, nil
 	}, func(o out, err error, abandoned bool) {
+		if h.finalizeSlots != nil {
+			<-h.finalizeSlots
+		}
 		// Only now may a retry use the partial: the finalize is done with it.
 		if err == nil && !abandoned {
 			h.ws.drop(in.Handle)

@@ -207,6 +207,11 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		ph := activities.NewHost(cfg.ID, store, keys, slots, budget, cfg.Log)
 		ph.FaultyFinalize, ph.PauseAt, ph.PauseFile, ph.Metrics = cfg.FaultyFinalize, cfg.PauseAt, cfg.PauseFile, cfg.Metrics
 		ph.SetSpill(spill, slices.Contains(cfg.Roles, RoleSynth))
+		fin := cfg.FinalizeSlots
+		if fin <= 0 {
+			fin = slots.Len()
+		}
+		ph.SetFinalizeSlots(fin)
 		h = ph
 	}
 	w.acts = h
@@ -266,11 +271,10 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 	}
 	if prove || device {
 		o := base
-		fin := cfg.FinalizeSlots
-		if fin <= 0 {
-			fin = slots.Len()
-		}
-		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, fin
+		// Every witness may wait for its finalize inside the activity
+		// (heartbeating) for one of fin CPU slots: the host's queue is
+		// always drained, so a finalize left in it means the host is gone.
+		o.DisableWorkflowWorker, o.MaxConcurrentActivityExecutionSize = true, budgetN+2*slots.Len()
 		fw := worker.New(c, job.FinalizeQueue(cfg.ID), o)
 		reg(fw, job.ActFinalize, h.Finalize)
 		w.workers = append(w.workers, fw)

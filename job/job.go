@@ -91,8 +91,10 @@ type Timeouts struct {
 	Finalize  time.Duration // start-to-close of a finalize
 	Heartbeat time.Duration // heartbeat timeout of long activities
 	// HostQueue bounds how long a device phase or finalize may wait on a
-	// host's queue: past it the host is presumed gone and the partition is
-	// synthesized again elsewhere.
+	// host's own queue: a live host takes every task of its queues at once
+	// (waiting for a device or CPU slot happens inside the activity), so
+	// past it the host is presumed gone and the partition is synthesized
+	// again elsewhere, on its host-loss budget.
 	HostQueue time.Duration
 }
 
@@ -107,7 +109,7 @@ func (t Timeouts) WithDefaults() Timeouts {
 	def(&t.Device, time.Hour)
 	def(&t.Finalize, time.Hour)
 	def(&t.Heartbeat, 20*time.Second)
-	def(&t.HostQueue, 10*time.Minute)
+	def(&t.HostQueue, time.Minute)
 	return t
 }
 

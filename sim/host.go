@@ -66,6 +66,9 @@ type Host struct {
 	log    *slog.Logger
 	// arrival ignores the partitions' order: devices go first come.
 	arrival bool
+	// fin bounds concurrent finalizes to one per device, as the real
+	// host's finalize slots do.
+	fin chan struct{}
 
 	mu    sync.Mutex
 	ws    map[string]*witness
@@ -85,7 +88,7 @@ func NewHost(id string, m Model, budget *activities.Budget, slots *gpu.Slots, re
 	h := fnv.New64a()
 	h.Write([]byte(id))
 	return &Host{id: id, model: m, budget: budget, slots: slots, rec: rec, draw: newSampler(m, h.Sum64()),
-		log: log.With("host", id), ws: map[string]*witness{}}
+		log: log.With("host", id), ws: map[string]*witness{}, fin: make(chan struct{}, max(1, slots.Len()))}
 }
 
 // work sleeps d, or returns ctx's error. Activities heartbeat around it
@@ -247,14 +250,23 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 	if err != nil {
 		return job.FinalizeOutput{}, err
 	}
+	select {
+	case h.fin <- struct{}{}:
+	case <-ctx.Done():
+		h.give(w)
+		return job.FinalizeOutput{}, ctx.Err()
+	}
+	started := time.Now() // the slot wait counts as queueing, as before
 	d := h.draw.draw(h.model.FinalizeMS)
-	if err := work(ctx, d); err != nil {
+	err = work(ctx, d)
+	<-h.fin
+	if err != nil {
 		h.give(w)
 		return job.FinalizeOutput{}, err
 	}
 	h.drop(in.Handle)
 	h.count(func(s *activities.HostStats) { s.Finalized++ })
-	h.rec.phase(w.part, phaseFinalize, info.ScheduledTime, info.StartedTime, time.Now())
+	h.rec.phase(w.part, phaseFinalize, info.ScheduledTime, started, time.Now())
 	return job.FinalizeOutput{Proof: []byte("sim"), FinalizeMS: d.Milliseconds()}, nil
 }
 

@@ -149,9 +149,15 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 		}
 		pr.Host, pr.SynthMS = so.Host, so.SynthMS
 		hostOpts := func(queue string, startToClose time.Duration, attempts int32) workflow.Context {
+			toStart := t.HostQueue
+			if queue == job.QueueDevice {
+				// The device hosts' shared queue waits for fleet capacity,
+				// not for one host: no host-loss timeout there.
+				toStart = 0
+			}
 			return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 				TaskQueue:              queue,
-				ScheduleToStartTimeout: t.HostQueue,
+				ScheduleToStartTimeout: toStart,
 				StartToCloseTimeout:    startToClose,
 				HeartbeatTimeout:       t.Heartbeat,
 				RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: attempts,
