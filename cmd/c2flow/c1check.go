@@ -35,7 +35,7 @@ type filecoinSealFlags struct {
 
 func (f *filecoinSealFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.proof, "proof", "", "seal Filecoin sectors of this registered seal proof (e.g. StackedDrg2KiBV1_1) instead of a --profile; writes <sector-id>.c1.json (SealCommitPhase1Output JSON as filecoin-ffi writes it) and sectors.json (public data)")
-	fs.StringVar(&f.proverID, "prover-id", "", "with --proof: the 32-byte prover id in hex (default: the bytes of \"c2flow test prover\")")
+	fs.StringVar(&f.proverID, "prover-id", "", "the 32-byte prover id in hex (default: the bytes of \"c2flow test prover\"); a sector is (prover id, sector number, C1 digest)")
 	fs.BoolVar(&f.sparse, "sparse", false, "with --proof: seal committed-capacity sectors sparsely (only the opened nodes hold real labels; seconds for any size, automatic above 512MiB); see filecoin/seal.SealSparse")
 }
 

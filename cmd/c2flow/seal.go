@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/porep"
 )
 
@@ -47,6 +48,12 @@ func runSeal(ctx context.Context, args []string) error {
 	if *n < 1 {
 		return fmt.Errorf("--sectors must be at least 1")
 	}
+	var prover [32]byte
+	if fc.proverID != "" {
+		if prover, err = seal.ParseHex32(fc.proverID); err != nil {
+			return fmt.Errorf("--prover-id: %w", err)
+		}
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -57,7 +64,11 @@ func runSeal(ctx context.Context, args []string) error {
 		}
 		id := *first + uint64(i)
 		t0 := time.Now()
-		s, err := porep.Seal(p, TestSectorInfo(id))
+		info := TestSectorInfo(id)
+		if fc.proverID != "" {
+			info.ProverID = prover
+		}
+		s, err := porep.Seal(p, info)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,131 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// sealFor seals test sector id of the given prover (first byte), with an
+// optional ticket change: another C1 of the same sector.
+func sealFor(t *testing.T, prover byte, id uint64, ticket byte) *porep.C1 {
+	t.Helper()
+	p, err := porep.LookupProfile("2KiB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := poreptest.Info(id)
+	info.ProverID[0], info.Ticket[1] = prover, ticket
+	s, err := porep.Seal(p, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.C1()
+}
+
+// A sector is (prover, number, C1 digest): two provers' sector 1 are two
+// sectors, in one batch and in two; the same sector with another C1 is a
+// new proof; a rerun proves what is missing, a stored C2 that does not
+// verify is proved again, and one that verifies is reported, not redone.
+func TestSectorIdentity(t *testing.T) {
+	s := newStack(t, "2KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	w := s.startWorker("w", host.Config{PartitionWorkers: 2})
+	a, b := sealFor(t, 0xaa, 1, 0), sealFor(t, 0xbb, 1, 0)
+	ra, rb := s.putC1(a), s.putC1(b)
+	if ra.Identity() == rb.Identity() || storage.C2Key(ra.Identity()) == storage.C2Key(rb.Identity()) {
+		t.Fatalf("two provers' sector 1 share an identity: %s", ra.Identity())
+	}
+
+	// One batch: two sectors, two proofs, each of its own C1.
+	refs := []job.SectorRef{ra, rb}
+	res := s.run(ctx, batch.Options{BatchID: batch.ID(refs)}, refs)
+	byProver := map[string]job.SectorResult{}
+	for _, r := range res.Sectors {
+		byProver[r.ProverID] = r
+	}
+	for _, c := range []struct {
+		ref job.SectorRef
+		c1  *porep.C1
+	}{{ra, a}, {rb, b}} {
+		r := byProver[c.ref.ProverID]
+		if r.Status != job.StatusProved || r.C2Key != storage.C2Key(c.ref.Identity()) {
+			t.Fatalf("%s: %s %q -> %s", c.ref, r.Status, r.Error, r.C2Key)
+		}
+		if err := s.verifyStored(c.c1); err != nil {
+			t.Fatalf("%s: %v", c.ref, err)
+		}
+	}
+	// Each proof is of its own C1: A's proof does not verify for B.
+	_, pa, err := s.store.GetC2(ctx, ra.Identity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.store.Put(ctx, storage.C2Key(rb.Identity()), pa); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.verifyStored(b); err == nil {
+		t.Fatal("prover A's proof verifies as prover B's")
+	}
+
+	// B again in another batch: its stored C2 (now A's bytes) is checked,
+	// found bad, and B is proved again; A, in the same batch, is reported.
+	again := s.run(ctx, batch.Options{BatchID: "identity-again"}, refs)
+	for _, r := range again.Sectors {
+		want := job.StatusDuplicate
+		if r.ProverID == rb.ProverID {
+			want = job.StatusProved
+		}
+		if r.Status != want {
+			t.Fatalf("rerun: prover %s..: %s %q, want %s", r.ProverID[:4], r.Status, r.Error, want)
+		}
+	}
+	if err := s.verifyStored(b); err != nil {
+		t.Fatalf("B after its bad C2 was proved again: %v", err)
+	}
+
+	// A's C2 deleted; the first batch rerun (same id) proves A only.
+	if err := s.store.Delete(ctx, storage.C2Key(ra.Identity())); err != nil {
+		t.Fatal(err)
+	}
+	rerun := s.run(ctx, batch.Options{BatchID: batch.ID(refs)}, refs)
+	for _, r := range rerun.Sectors {
+		want := job.StatusDuplicate
+		if r.ProverID == ra.ProverID {
+			want = job.StatusProved
+		}
+		if r.Status != want {
+			t.Fatalf("rerun after delete: prover %s..: %s %q, want %s", r.ProverID[:4], r.Status, r.Error, want)
+		}
+	}
+	if err := s.verifyStored(a); err != nil {
+		t.Fatal(err)
+	}
+
+	// A's sector 1 with another C1 (another ticket): a new sector, a new
+	// proof, not a replay of the old one.
+	a2 := sealFor(t, 0xaa, 1, 9)
+	ra2 := s.putC1(a2)
+	if ra2.Identity() == ra.Identity() || !strings.HasPrefix(ra2.Identity(), ra.ProverID+"/1/") {
+		t.Fatalf("identity of the new C1: %s", ra2.Identity())
+	}
+	fresh := s.run(ctx, batch.Options{BatchID: batch.ID([]job.SectorRef{ra2})}, []job.SectorRef{ra2})
+	if r := fresh.Sectors[0]; r.Status != job.StatusProved || r.C2Key != storage.C2Key(ra2.Identity()) {
+		t.Fatalf("new C1 of a proved sector: %s %q -> %s", r.Status, r.Error, r.C2Key)
+	}
+	if err := s.verifyStored(a2); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
