@@ -6,6 +6,7 @@ package activities
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -58,6 +59,8 @@ type Host struct {
 	spillOut bool
 	// finalizeSlots bounds concurrent finalizes (nil: unbounded).
 	finalizeSlots chan struct{}
+	// validateSlots bounds concurrent C1 validations.
+	validateSlots chan struct{}
 
 	keys    *KeyCache
 	ws      *witnesses
@@ -84,7 +87,8 @@ type HostStats struct {
 // NewHost returns a host; keys are loaded through keys.
 func NewHost(id string, store *storage.Store, keys *KeyCache, slots *gpu.Slots, budget *Budget, log *slog.Logger) *Host {
 	return &Host{ID: id, Store: store, keys: keys, Slots: slots, Budget: budget, Log: log.With("host", id),
-		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget, log: log}, hasher: porep.NewHasher()}
+		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget, log: log}, hasher: porep.NewHasher(),
+		validateSlots: make(chan struct{}, 2)}
 }
 
 // SetFinalizeSlots bounds the finalizes running at once on this host
@@ -188,6 +192,23 @@ func badC1(ref job.SectorRef, err error) error {
 // number. A missing object or an unreachable store is a retryable storage
 // error naming the key: a wrong configuration is not bad input.
 func (h *Host) loadC1(ctx context.Context, ref job.SectorRef) (*porep.C1, error) {
+	// Bounded memory whoever wrote the object: its size is checked against
+	// the declared profile's bound before a byte is read.
+	limit := porep.MaxC1Bytes()
+	if ref.Profile != "" {
+		p, err := porep.LookupProfile(ref.Profile)
+		if err != nil {
+			return nil, badC1(ref, fmt.Errorf("declared profile: %w", err))
+		}
+		limit = p.MaxC1Bytes()
+	}
+	size, err := h.Store.Size(ctx, storage.C1Key(ref.Identity()))
+	if err != nil {
+		return nil, fmt.Errorf("%s: read C1: %w", ref, err)
+	}
+	if size > limit {
+		return nil, badC1(ref, fmt.Errorf("(file): %w: the object has %d bytes, a %s C1 at most %d", porep.ErrTooLarge, size, cmp.Or(ref.Profile, "c2flow"), limit))
+	}
 	raw, err := h.Store.GetC1(ctx, ref.Identity(), ref.C1Digest)
 	switch {
 	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
@@ -201,6 +222,9 @@ func (h *Host) loadC1(ctx context.Context, ref job.SectorRef) (*porep.C1, error)
 	}
 	if c1.SectorID != ref.SectorID {
 		return nil, badC1(ref, fmt.Errorf("sector_id: the C1 is for sector %d", c1.SectorID))
+	}
+	if ref.Profile != "" && c1.Profile.Name != ref.Profile {
+		return nil, badC1(ref, fmt.Errorf("registered_proof: the C1 is a %s C1, %s was declared", c1.Profile.Name, ref.Profile))
 	}
 	if p := hex.EncodeToString(c1.ProverID[:]); p != ref.ProverID {
 		return nil, badC1(ref, fmt.Errorf("prover_id: the C1 is for prover %s", p))
@@ -217,6 +241,13 @@ func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.Validate
 }
 
 func (h *Host) doValidateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+	// A few validations at once: each holds a whole C1 and its decoding.
+	select {
+	case h.validateSlots <- struct{}{}:
+		defer func() { <-h.validateSlots }()
+	case <-ctx.Done():
+		return job.ValidateOutput{}, ctx.Err()
+	}
 	c1, err := h.loadC1(ctx, in.SectorRef)
 	if err != nil {
 		if isBadC1(err) {

@@ -51,6 +51,7 @@ func UploadC1(ctx context.Context, store *storage.Store, files []string) ([]job.
 			return nil, nil, fmt.Errorf("%s: %w", f, err)
 		}
 		ref := job.NewSectorRef(c1.ProverID, c1.SectorID, raw)
+		ref.Profile = c1.Profile.Name
 		sector := fmt.Sprintf("%s/%d", ref.ProverID, ref.SectorID)
 		if prev, ok := seen[sector]; ok {
 			return nil, nil, fmt.Errorf("%s: %s is also in %s", f, ref, prev)
@@ -77,6 +78,7 @@ func PutC1(ctx context.Context, store *storage.Store, c1 *porep.C1) (job.SectorR
 		return job.SectorRef{}, fmt.Errorf("encode C1 of sector %d: %w", c1.SectorID, err)
 	}
 	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, b.Bytes())
+	ref.Profile = c1.Profile.Name
 	return ref, store.PutC1(ctx, ref.Identity(), b.Bytes())
 }
 

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -127,5 +128,44 @@ func TestSectorIdentity(t *testing.T) {
 	}
 	if err := w.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A C1 far larger than its declared profile allows, put straight into S3
+// by another client, is refused from its size before the worker reads it:
+// bounded memory whoever wrote the object.
+func TestOversizeC1RefusedBeforeReading(t *testing.T) {
+	s := newStack(t, "2KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	w := s.startWorker("w", host.Config{PartitionWorkers: 1})
+	idle := w.waitStats(time.Minute, func(st host.Stats) bool { return st.PeakRSS > 0 })
+
+	var raw bytes.Buffer
+	if err := poreptest.Sector(t, "32GiB", 801).C1().Encode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	relabelled := bytes.Replace(raw.Bytes(), []byte(`"registered_proof": "32GiB"`), []byte(`"registered_proof": "2KiB"`), 1)
+	if bytes.Equal(relabelled, raw.Bytes()) {
+		t.Fatal("the test C1 has no registered_proof to relabel")
+	}
+	ref := job.NewSectorRef(poreptest.Info(801).ProverID, 801, relabelled)
+	ref.Profile = "2KiB"
+	if err := s.store.PutC1(ctx, ref.Identity(), relabelled); err != nil {
+		t.Fatal(err)
+	}
+	res := s.run(ctx, batch.Options{BatchID: "oversize"}, []job.SectorRef{ref})
+	r := res.Sectors[0]
+	if r.Status != job.StatusFailed || !strings.Contains(r.Error, "BadC1") || !strings.Contains(r.Error, "the object has") {
+		t.Fatalf("oversize C1: %s %q", r.Status, r.Error)
+	}
+	if err := w.stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := w.readStats()
+	grew := st.PeakRSS - idle.PeakRSS
+	t.Logf("%d-byte C1 declared 2KiB: refused; worker peak RSS %d MiB, +%d MiB over idle", len(relabelled), st.PeakRSS>>20, grew>>20)
+	if grew > 256<<20 {
+		t.Fatalf("worker peak RSS grew by %d MiB refusing one C1", grew>>20)
 	}
 }

@@ -122,6 +122,10 @@ type SectorRef struct {
 	ProverID string `json:"prover_id"` // hex of the 32-byte prover id
 	SectorID uint64 `json:"sector_id"`
 	C1Digest string `json:"c1_digest"` // hex SHA-256 of the C1 bytes
+	// Profile is the registered proof the submitter declared (not part of
+	// the identity): a worker checks the C1 object's size against its
+	// bound before reading it, and the decoded C1 must be of it.
+	Profile string `json:"profile,omitempty"`
 }
 
 // NewSectorRef returns the identity of prover's sector whose C1 bytes are

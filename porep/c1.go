@@ -175,6 +175,9 @@ func DecodeC1(r io.Reader) (*C1, error) {
 	if int64(len(raw)) > limit {
 		return nil, &FieldError{Field: "(file)", Err: fmt.Errorf("%w: more than %d bytes, the largest profile's bound", ErrTooLarge, limit)}
 	}
+	if err := noDuplicateKeys(raw); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var j c1JSON
@@ -320,4 +323,54 @@ func jsonErrField(err error) string {
 		return strings.TrimPrefix(s, "json: ")
 	}
 	return "(file)"
+}
+
+// noDuplicateKeys rejects a JSON document in which an object repeats a
+// key: encoding/json keeps the last one silently, so two readers could
+// see two different C1s in the same bytes.
+func noDuplicateKeys(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	type frame struct {
+		keys   map[string]bool
+		object bool
+		expect bool // the next token of an object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return nil // malformed JSON: the decoder reports it with its field
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.expect {
+			if k, ok := tok.(string); ok {
+				if top.keys[k] {
+					return &FieldError{Field: k, Err: fmt.Errorf("%w: duplicate key", ErrMalformed)}
+				}
+				top.keys[k] = true
+				top.expect = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{keys: map[string]bool{}, object: true, expect: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: in an object, a key comes next.
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].expect = true
+		}
+	}
 }

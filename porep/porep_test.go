@@ -126,6 +126,8 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 		{"truncated", good[:len(good)/2], ErrMalformed, "(file)"},
 		{"trailing data", append(append([]byte{}, good...), []byte("{}")...), ErrMalformed, "(file)"},
 		{"unknown field", edit(func(m map[string]any) { m["extra"] = 1 }), ErrMalformed, `unknown field "extra"`},
+		// Two sector ids in one object: encoding/json would keep the last.
+		{"duplicate key", bytes.Replace(good, []byte(`"sector_id":`), []byte(`"sector_id":99,"sector_id":`), 1), ErrMalformed, "sector_id"},
 		{"version", edit(func(m map[string]any) { m["version"] = 2 }), ErrVersion, "version"},
 		{"unknown profile", edit(func(m map[string]any) { m["registered_proof"] = "64GiB" }), ErrProfile, "registered_proof"},
 		{"missing partition", edit(func(m map[string]any) { m["vanilla_proofs"] = []any{} }), ErrLength, "vanilla_proofs"},

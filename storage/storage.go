@@ -263,6 +263,15 @@ func (s *Store) Head(ctx context.Context, key string) (string, error) {
 	return out.Metadata[metaSHA], nil
 }
 
+// Size returns an object's size in bytes without reading it.
+func (s *Store) Size(ctx context.Context, key string) (int64, error) {
+	out, err := s.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
+	if err != nil {
+		return 0, s.classify("head", key, err)
+	}
+	return aws.ToInt64(out.ContentLength), nil
+}
+
 // Get reads a small object and checks its SHA-256.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
