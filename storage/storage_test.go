@@ -78,22 +78,24 @@ func TestConditionalPut(t *testing.T) {
 	st := srv.Store("c2flow")
 	ctx := context.Background()
 	a, b := []byte("proof A"), []byte("proof B")
-	created, err := st.PutIfAbsent(ctx, "c2/1.proof", a)
+	m := storage.Manifest{ProverID: "aa", SectorID: 1, C1Digest: "d", Profile: "2KiB", Partitions: 1}
+	key := storage.C2Key(m.Identity())
+	created, err := st.PutIfAbsent(ctx, key, a)
 	if err != nil || !created {
 		t.Fatalf("first write: created=%v err=%v", created, err)
 	}
-	created, err = st.PutIfAbsent(ctx, "c2/1.proof", a)
+	created, err = st.PutIfAbsent(ctx, key, a)
 	if err != nil || created {
 		t.Fatalf("same bytes again: created=%v err=%v", created, err)
 	}
-	if _, err := st.PutIfAbsent(ctx, "c2/1.proof", b); !errors.Is(err, storage.ErrExists) {
+	if _, err := st.PutIfAbsent(ctx, key, b); !errors.Is(err, storage.ErrExists) {
 		t.Fatalf("different bytes: %v", err)
 	}
-	got, _ := st.Get(ctx, "c2/1.proof")
+	got, _ := st.Get(ctx, key)
 	if !bytes.Equal(got, a) {
 		t.Fatal("the stored proof was overwritten")
 	}
-	stored, created, err := st.PutC2(ctx, storage.Manifest{SectorID: 1, Profile: "2KiB", Partitions: 1}, b)
+	stored, created, err := st.PutC2(ctx, m, b)
 	if err != nil || created || !bytes.Equal(stored, a) {
 		t.Fatalf("PutC2 over an existing proof: created=%v err=%v", created, err)
 	}
