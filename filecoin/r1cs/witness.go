@@ -1,0 +1,168 @@
+package r1cs
+
+import (
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// WitnessOptions configures a [Witness].
+type WitnessOptions struct {
+	// ABC keeps the evaluations a, b, c of every constraint (bellperson's
+	// ProvingAssignment a, b, c: what the prover's H computation consumes).
+	// Without it the builder computes only the assignment, for the compiled
+	// path that evaluates a, b, c later from a recorded [Shape].
+	ABC bool
+	// Check verifies every constraint as it is enforced and records the
+	// first unsatisfied one (see [Witness.Err]); it also tracks namespaces.
+	Check bool
+	// InputsHint, AuxHint and ConstraintsHint preallocate capacity. For
+	// large circuits pass the exact sizes (a [Counter]'s or [Shape]'s
+	// Stats): growing multi-GiB slices by append copies them and briefly
+	// needs up to twice their memory.
+	InputsHint, AuxHint, ConstraintsHint int
+}
+
+// Witness is the witness builder: a [System] that computes the assignment
+// (inputs, then aux, in allocation order) and, optionally, the evaluations
+// of each constraint's LCs. It is bellperson's ProvingAssignment.
+type Witness struct {
+	// Inputs holds the input assignment; Inputs[0] is one.
+	Inputs []fr.Element
+	// Aux holds the auxiliary assignment.
+	Aux []fr.Element
+	// A, B, C hold each constraint's LC evaluations when WitnessOptions.ABC
+	// is set; otherwise they stay empty.
+	A, B, C []fr.Element
+
+	n          int // constraints enforced
+	abc, check bool
+	path       nsPath
+	failure    *UnsatisfiedError
+	overflow   error
+	scr        scratch
+}
+
+var _ System = (*Witness)(nil)
+
+// NewWitness returns an empty witness builder with One allocated.
+func NewWitness(opts WitnessOptions) *Witness {
+	w := &Witness{
+		Inputs: make([]fr.Element, 0, max(opts.InputsHint, 1)),
+		Aux:    make([]fr.Element, 0, opts.AuxHint),
+		abc:    opts.ABC,
+		check:  opts.Check,
+	}
+	if opts.ABC {
+		w.A = make([]fr.Element, 0, opts.ConstraintsHint)
+		w.B = make([]fr.Element, 0, opts.ConstraintsHint)
+		w.C = make([]fr.Element, 0, opts.ConstraintsHint)
+	}
+	w.Inputs = append(w.Inputs, fr.One())
+	return w
+}
+
+// Alloc implements [System].
+func (w *Witness) Alloc(value fr.Element) Variable {
+	if len(w.Aux) >= MaxVariables {
+		w.setOverflow("aux")
+		return Aux(MaxVariables - 1)
+	}
+	w.Aux = append(w.Aux, value)
+	return Aux(len(w.Aux) - 1)
+}
+
+// AllocInput implements [System].
+func (w *Witness) AllocInput(value fr.Element) Variable {
+	if len(w.Inputs) >= MaxVariables {
+		w.setOverflow("input")
+		return Input(MaxVariables - 1)
+	}
+	w.Inputs = append(w.Inputs, value)
+	return Input(len(w.Inputs) - 1)
+}
+
+func (w *Witness) setOverflow(kind string) {
+	if w.overflow == nil {
+		w.overflow = fmt.Errorf("witness: allocating %s variable: %w", kind, ErrTooManyVariables)
+	}
+}
+
+// Enforce implements [System].
+func (w *Witness) Enforce(name string, a, b, c LC) {
+	idx := w.n
+	w.n++
+	if !w.abc && !w.check {
+		return
+	}
+	av := a.Eval(w.Inputs, w.Aux)
+	bv := b.Eval(w.Inputs, w.Aux)
+	cv := c.Eval(w.Inputs, w.Aux)
+	if w.abc {
+		w.A = append(w.A, av)
+		w.B = append(w.B, bv)
+		w.C = append(w.C, cv)
+	}
+	if w.check && w.failure == nil {
+		var p fr.Element
+		p.Mul(&av, &bv)
+		if !p.Equal(&cv) {
+			w.failure = &UnsatisfiedError{Index: idx, Path: w.path.path(name), A: av, B: bv, C: cv}
+		}
+	}
+}
+
+// Push implements [System].
+func (w *Witness) Push(name string) {
+	if w.check {
+		w.path.push(name, -1)
+	}
+}
+
+// PushIndexed implements [System].
+func (w *Witness) PushIndexed(name string, i int) {
+	if w.check {
+		w.path.push(name, i)
+	}
+}
+
+// Pop implements [System].
+func (w *Witness) Pop() {
+	if w.check {
+		w.path.pop()
+	}
+}
+
+// Scratch implements [System].
+func (w *Witness) Scratch() (a, b, c LC) { return w.scr.get() }
+
+// WantsValues implements [System]; it is true.
+func (w *Witness) WantsValues() bool { return true }
+
+func (w *Witness) nsPathString() string { return w.path.path("") }
+
+// NumConstraints returns the number of constraints enforced so far.
+func (w *Witness) NumConstraints() int { return w.n }
+
+// AppendInputConstraints enforces bellperson's per-input constraints
+// input_i · 0 = 0 for every input, One included, as bellperson's prover
+// does after synthesis. Call it once, after the circuit.
+func (w *Witness) AppendInputConstraints() {
+	for i := range w.Inputs {
+		a, b, c := w.Scratch()
+		w.Enforce("", a.Add(Input(i)), b, c)
+	}
+}
+
+// Err returns the first problem met: running out of variable indices, or,
+// in check mode, an *[UnsatisfiedError] (wrapping [ErrUnsatisfied]) naming
+// the first unsatisfied constraint. It returns nil if there is none.
+func (w *Witness) Err() error {
+	if w.overflow != nil {
+		return w.overflow
+	}
+	if w.failure != nil {
+		return fmt.Errorf("witness check: %w", w.failure)
+	}
+	return nil
+}
