@@ -376,7 +376,6 @@ func (h *Host) doSynthesize(ctx context.Context, in job.SynthInput) (job.SynthOu
 	w := &witness{c1: c1, k: in.Partition, pr: pr, sol: sol, bytes: sol.Bytes()}
 	h.Budget.Hold(w.bytes)
 	handle := h.ws.put(w)
-	sol.OnFreed = func() { h.ws.releaseABC(w) }
 	h.count(func(s *HostStats) { s.Syntheses++ })
 	h.phase("synth", sol.SynthTime)
 	return job.SynthOutput{Host: h.ID, DeviceQueue: job.DeviceQueue(h.ID), FinalizeQueue: job.FinalizeQueue(h.ID), ControlQueue: job.ControlQueue(h.ID),
@@ -479,14 +478,16 @@ func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.Devic
 		queue = info.StartedTime.Sub(info.ScheduledTime)
 	}
 	part := w.sol.Partition
-	w.sol.Order = gpu.Order{Priority: in.Priority, Submitted: in.Submitted, Seq: in.Seq, Partition: in.Partition}
+	order := gpu.Order{Priority: in.Priority, Submitted: in.Submitted, Seq: in.Seq, Partition: in.Partition}
 	stop := h.heartbeat(ctx, func() any { return "device phase " + part })
 	defer stop()
 	if err := h.pause(ctx, "device"); err != nil {
 		h.ws.give(w)
 		return job.DeviceOutput{}, err
 	}
-	pt, err := async(ctx, func() (*prover.Partial, error) { return w.pr.Start(ctx, h.Slots, w.sol) },
+	pt, err := async(ctx, func() (*prover.Partial, error) {
+		return w.pr.Start(ctx, h.Slots, w.sol, prover.WithOrder(order), prover.OnFreed(func() { h.ws.releaseABC(w) }))
+	},
 		func(pt *prover.Partial, err error, abandoned bool) {
 			if err != nil || abandoned {
 				// The solution is consumed either way: the workflow
@@ -495,7 +496,7 @@ func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.Devic
 				return
 			}
 			w.sol, w.partial = nil, pt
-			h.ws.releaseABC(w) // normally done by OnFreed already
+			h.ws.releaseABC(w) // normally done in OnFreed already
 			h.ws.give(w)
 		})
 	if err != nil {

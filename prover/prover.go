@@ -64,12 +64,23 @@ type Solution struct {
 	W         []fr.Element
 	A, B, C   []fr.Element
 	SynthTime time.Duration
-	// Order ranks the solution's claim on a device among those waiting.
-	Order gpu.Order
-	// OnFreed, when set, is called by Start as soon as a, b and c are freed:
-	// the moment a memory budget may admit the next synthesis.
-	OnFreed func()
 }
+
+// StartOption configures one device phase (Start).
+type StartOption func(*startConfig)
+
+type startConfig struct {
+	order   gpu.Order
+	onFreed func()
+}
+
+// WithOrder ranks the partition's claim on a device among those waiting
+// (default: the zero Order, arrival order among equals).
+func WithOrder(o gpu.Order) StartOption { return func(c *startConfig) { c.order = o } }
+
+// OnFreed is called as soon as a, b and c are freed, before the MSMs: the
+// moment a memory budget may admit the next synthesis.
+func OnFreed(f func()) StartOption { return func(c *startConfig) { c.onFreed = f } }
 
 // Bytes is the memory the solution holds.
 func (s *Solution) Bytes() int64 {
@@ -144,7 +155,11 @@ func (pt *Partial) Bytes() int64 { return int64(cap(pt.wireB)) * fr.Bytes }
 // Start runs the device phase of a solution on a device from slots,
 // holding the slot for exactly this phase. It consumes sol: a, b, c are
 // released once H is computed, and the solution must not be reused.
-func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*Partial, error) {
+func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution, opts ...StartOption) (*Partial, error) {
+	var cfg startConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	pk := p.Keys.PK
 	if sol.A == nil {
 		return nil, fmt.Errorf("device phase %s: solution already consumed", sol.Partition)
@@ -158,7 +173,7 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 	}
 
 	tq := time.Now()
-	dev, err := slots.AcquireOrder(ctx, sol.Order)
+	dev, err := slots.AcquireOrder(ctx, cfg.order)
 	if err != nil {
 		return nil, fmt.Errorf("device phase %s: waiting for a device: %w", sol.Partition, err)
 	}
@@ -183,8 +198,8 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 		devErr = err
 		return nil, fmt.Errorf("device phase %s on %s: H: %w", sol.Partition, dev.Name(), err)
 	}
-	if sol.OnFreed != nil {
-		sol.OnFreed()
+	if cfg.onFreed != nil {
+		cfg.onFreed()
 	}
 	pt.NTTTime = time.Since(t0)
 	t1 := time.Now()
