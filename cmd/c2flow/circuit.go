@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 )
@@ -19,8 +21,11 @@ func runCircuit(ctx context.Context, args []string) error {
 	fs := newFlags("circuit " + sub)
 	profile := fs.String("profile", "32KiB", "profile: "+fmt.Sprint(porep.ProfileNames()))
 	dir := fs.String("params", params.DefaultDir(), "local parameter cache")
+	localOnly := fs.Bool("local-only", false, "setup: keep the keys in the local cache only (default: publish them to the --s3-* storage, where workers and submit find them)")
 	var lf logFlags
 	lf.add(fs)
+	var sf cliflags.S3
+	sf.Add(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,6 +47,16 @@ func runCircuit(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Printf("profile %s digest %s: keys ready in %v under %s/%s\n", p.Name, k.Digest, time.Since(t0).Round(time.Millisecond), *dir, k.Prefix())
+		if !*localOnly {
+			store, err := sf.Open(ctx)
+			if err != nil {
+				return fmt.Errorf("publish keys (or --local-only): %w", err)
+			}
+			if err := batch.EnsureKeys(ctx, store, *dir, []porep.Profile{p}); err != nil {
+				return fmt.Errorf("publish keys: %w", err)
+			}
+			fmt.Printf("published to bucket %s under %s\n", store.Config().Bucket, k.Prefix())
+		}
 		fmt.Println("WARNING: keys from groth16.Setup are a single-party DEVELOPMENT setup; never use them for real sectors.")
 		return nil
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -58,7 +61,8 @@ func runSubmit(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "with --wait: write each proved sector's C2 proof into this directory as <prover>-<sector>.proof (checked against its manifest)")
 	inFlight := fs.Int("max-in-flight", 8, "sectors proved at once")
 	prio := fs.Int("priority", 0, "1 (most urgent: sectors near their deadline) to 5; default 3")
-	paramsDir := fs.String("params", params.DefaultDir(), "local parameter cache (keys are made here if storage has none)")
+	paramsDir := fs.String("params", params.DefaultDir(), "local parameter cache (keys found only here are published to storage)")
+	devSetup := fs.Bool("dev-setup", false, "if storage has no keys for a profile, make them here with a single-party DEVELOPMENT setup (default: refuse and name `c2flow circuit setup`)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,14 +81,19 @@ func runSubmit(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *out != "" && !*wait {
+		return fmt.Errorf("submit: --out needs --wait")
+	}
+	if !*devSetup {
+		if err := requireKeys(ctx, store, *paramsDir, files); err != nil {
+			return err
+		}
+	}
 	c, err := tf.Dial(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if *out != "" && !*wait {
-		return fmt.Errorf("submit: --out needs --wait")
-	}
 	res, err := submitAndWait(ctx, c, store, files, *paramsDir, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
 	if err != nil || !*wait {
 		return err
@@ -119,6 +128,36 @@ func submitAndWait(ctx context.Context, c client.Client, st *storage.Store, file
 	res, err := batch.Wait(ctx, c, o.BatchID, 500*time.Millisecond, bar.update)
 	bar.done()
 	return res, err
+}
+
+// requireKeys refuses a submission whose profiles have no keys in storage
+// or the local cache: making them silently would be a development setup
+// nobody asked for.
+func requireKeys(ctx context.Context, store *storage.Store, paramsDir string, files []string) error {
+	seen := map[string]bool{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		c1, err := porep.DecodeC1(bytes.NewReader(raw))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		p := c1.Profile
+		if seen[p.Name] {
+			continue
+		}
+		seen[p.Name] = true
+		pc := storage.ParamCache{Local: params.DirStore{Root: paramsDir}, S3: store}
+		if _, err := params.LoadExisting(ctx, pc, p, nil); err != nil {
+			if errors.Is(err, params.ErrNotFound) {
+				return fmt.Errorf("no proving keys for profile %s in storage or %s: run `c2flow circuit setup --profile %s` with the same --s3-* flags first, or pass --dev-setup to make development keys here", p.Name, paramsDir, p.Name)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // writeProofs writes the C2 of every proved sector into dir, named by

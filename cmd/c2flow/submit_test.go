@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/c2flow/c2flow/storage"
+	"github.com/c2flow/c2flow/storage/s3test"
+)
+
+func TestMain(m *testing.M) { s3test.Main(m) }
+
+// submit against storage without keys refuses, naming the command that
+// makes them, instead of silently running a development setup; its S3
+// and Temporal flags are the dev stack's and nothing is submitted.
+func TestSubmitWithoutKeysRefuses(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Store("c2flow-submit") // creates the bucket
+	dir := t.TempDir()
+	if err := dispatch(context.Background(), []string{"seal", "--profile", "2KiB", "--sectors", "1", "--out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	err := dispatch(context.Background(), []string{"submit", "--c1", filepath.Join(dir, "1.c1.json"),
+		"--s3-endpoint", srv.Endpoint(), "--s3-bucket", "c2flow-submit", "--s3-access-key", srv.Access, "--s3-secret-key", srv.Secret,
+		"--params", empty, "--address", "127.0.0.1:1"})
+	if err == nil || !strings.Contains(err.Error(), "c2flow circuit setup --profile 2KiB") || !strings.Contains(err.Error(), "--dev-setup") {
+		t.Fatalf("submit without keys: %v", err)
+	}
+	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+		t.Fatalf("submit wrote %d entries into the param cache", len(ents))
+	}
+	// A mistyped bucket is not created: the error names it.
+	err = dispatch(context.Background(), []string{"submit", "--c1", filepath.Join(dir, "1.c1.json"),
+		"--s3-endpoint", srv.Endpoint(), "--s3-bucket", "c2flow-typo", "--s3-access-key", srv.Access, "--s3-secret-key", srv.Secret,
+		"--params", empty, "--address", "127.0.0.1:1"})
+	if err == nil || !strings.Contains(err.Error(), `"c2flow-typo"`) {
+		t.Fatalf("submit to a missing bucket: %v", err)
+	}
+	st, err := storage.Open(context.Background(), srv.Config("c2flow-typo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CheckBucket(context.Background()); err == nil {
+		t.Fatal("submit created the mistyped bucket")
+	}
+}
