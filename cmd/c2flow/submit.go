@@ -247,7 +247,11 @@ func runStatus(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("batch %s: %d sectors%s\n", p.BatchID, p.Total, map[bool]string{true: " (canceled)"}[p.Canceled])
 	for _, s := range p.Sectors {
-		fmt.Printf("  sector %d: %-9s partitions %d/%d done, %d failed, %d re-syntheses\n", s.SectorID, s.Status, s.PartitionsDone, s.Partitions, s.PartitionsFailed, s.Resyntheses)
+		parts := fmt.Sprintf("partitions %d/%d done, %d failed, %d re-syntheses", s.PartitionsDone, s.Partitions, s.PartitionsFailed, s.Resyntheses)
+		if s.Partitions == 0 && (s.Status == job.StatusPending || s.Status == job.StatusRunning) {
+			parts = "partitions not counted yet (C1 being validated)"
+		}
+		fmt.Printf("  %s: %-9s %s\n", s.Ref(), s.Status, parts)
 	}
 	return nil
 }
@@ -265,8 +269,12 @@ func newProgressBar(f *os.File) *progressBar {
 	return &progressBar{f: f, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
 }
 
+// update draws the batch's progress. Partition totals are known per
+// sector only once it is validated, so until every sector's total is known
+// the bar counts sectors, and never goes backwards.
 func (b *progressBar) update(p job.BatchProgress) {
 	var parts, done, proved, failed, running int
+	known := len(p.Sectors) == p.Total
 	for _, s := range p.Sectors {
 		parts += s.Partitions
 		done += s.PartitionsDone
@@ -277,16 +285,23 @@ func (b *progressBar) update(p job.BatchProgress) {
 			failed++
 		case job.StatusRunning:
 			running++
+			known = known && s.Partitions > 0
+		default:
+			known = false
 		}
 	}
+	unit, num, den := "sectors", proved+failed, p.Total
+	if known && parts > 0 {
+		unit, num, den = "partitions", done, parts
+	}
 	frac := 0.0
-	if parts > 0 {
-		frac = float64(done) / float64(parts)
+	if den > 0 {
+		frac = float64(num) / float64(den)
 	}
 	const width = 30
 	n := int(frac * width)
-	line := fmt.Sprintf("[%s%s] %d/%d partitions | sectors: %d done, %d running, %d failed, of %d",
-		strings.Repeat("#", n), strings.Repeat(".", width-n), done, parts, proved, running, failed, p.Total)
+	line := fmt.Sprintf("[%s%s] %d/%d %s | sectors: %d done, %d running, %d failed, of %d",
+		strings.Repeat("#", n), strings.Repeat(".", width-n), num, den, unit, proved, running, failed, p.Total)
 	if line == b.last {
 		return
 	}
