@@ -91,6 +91,16 @@ func NewHost(id string, store *storage.Store, keys *KeyCache, slots *gpu.Slots, 
 		validateSlots: make(chan struct{}, 2)}
 }
 
+// DeviceOrder is a device phase's claim on a device, from its sector's
+// order and its partition.
+func DeviceOrder(in job.HandleInput) gpu.Order {
+	o := gpu.Order{Priority: in.Order.Priority, Seq: in.Order.Seq, Partition: in.Partition}
+	if !in.Order.Submitted.IsZero() {
+		o.Submitted = in.Order.Submitted.UnixNano()
+	}
+	return o
+}
+
 // SetFinalizeSlots bounds the finalizes running at once on this host
 // (CPU work); more wait inside the activity, heartbeating.
 func (h *Host) SetFinalizeSlots(n int) {
@@ -378,8 +388,7 @@ func (h *Host) doSynthesize(ctx context.Context, in job.SynthInput) (job.SynthOu
 	handle := h.ws.put(w)
 	h.count(func(s *HostStats) { s.Syntheses++ })
 	h.phase("synth", sol.SynthTime)
-	return job.SynthOutput{Host: h.ID, DeviceQueue: job.DeviceQueue(h.ID), FinalizeQueue: job.FinalizeQueue(h.ID), ControlQueue: job.ControlQueue(h.ID),
-		Handle: handle, Bytes: w.bytes, SynthMS: sol.SynthTime.Milliseconds()}, nil
+	return job.SynthOutput{Witness: job.HostWitness(h.ID, handle), Bytes: w.bytes, SynthMS: sol.SynthTime.Milliseconds()}, nil
 }
 
 // spillWitness writes a synthesized witness for a device host. Its size stays in
@@ -402,8 +411,8 @@ func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, c1 *porep.C1
 	h.count(func(s *HostStats) { s.Syntheses++; s.Spilled++ })
 	h.phase("synth", sol.SynthTime)
 	h.Log.Info("SPILL_END", "partition", sol.Partition, "bytes", len(data), "spill_ms", time.Since(t0).Milliseconds())
-	return job.SynthOutput{Host: h.ID, DeviceQueue: job.QueueDevice, ControlQueue: job.ControlQueue(h.ID),
-		Handle: handle, Bytes: w.bytes, SynthMS: sol.SynthTime.Milliseconds(), Spill: key}, nil
+	return job.SynthOutput{Witness: job.WitnessLocation{Host: h.ID, DeviceQueue: job.QueueDevice, ControlQueue: job.ControlQueue(h.ID),
+		Handle: handle, Spill: key}, Bytes: w.bytes, SynthMS: sol.SynthTime.Milliseconds()}, nil
 }
 
 // loadSpilled reads a spilled witness onto this device host and returns
@@ -411,17 +420,17 @@ func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, c1 *porep.C1
 // workflow synthesizes the partition again.
 func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, error) {
 	if h.spill == nil {
-		return "", temporal.NewNonRetryableApplicationError("host "+h.ID+" has no --spill to load witness "+in.Spill+" from", job.ErrWitnessLost, nil)
+		return "", temporal.NewNonRetryableApplicationError("host "+h.ID+" has no --spill to load witness "+in.Witness.Spill+" from", job.ErrWitnessLost, nil)
 	}
 	c1, pr, err := h.loadC1Prover(ctx, in.SectorRef)
 	if err != nil {
 		return "", err
 	}
 	t0 := time.Now()
-	data, err := h.spill.Get(ctx, in.Spill)
+	data, err := h.spill.Get(ctx, in.Witness.Spill)
 	if err != nil {
 		if errors.Is(err, ErrSpillMissing) {
-			return "", h.witnessLost(in.Spill, "device phase")
+			return "", h.witnessLost(in.Witness.Spill, "device phase")
 		}
 		return "", fmt.Errorf("load spilled witness: %w", err)
 	}
@@ -431,7 +440,7 @@ func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, err
 	}
 	if err != nil {
 		h.count(func(s *HostStats) { s.WitnessLost++ })
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("spill %s: %v", in.Spill, err), job.ErrWitnessLost, err)
+		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("spill %s: %v", in.Witness.Spill, err), job.ErrWitnessLost, err)
 	}
 	h.count(func(s *HostStats) { s.Loaded++ })
 	h.Log.Info("SPILL_LOAD", "partition", sol.Partition, "bytes", len(data), "load_ms", time.Since(t0).Milliseconds())
@@ -457,14 +466,15 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 }
 
 func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
-	handle := in.Handle
-	var moved job.DeviceOutput
-	if in.Spill != "" {
+	handle := in.Witness.Handle
+	var moved *job.WitnessLocation
+	if in.Witness.Spill != "" {
 		var err error
 		if handle, err = h.loadSpilled(ctx, in); err != nil {
 			return job.DeviceOutput{}, err
 		}
-		moved = job.DeviceOutput{Host: h.ID, Handle: handle, FinalizeQueue: job.FinalizeQueue(h.ID), ControlQueue: job.ControlQueue(h.ID)}
+		loc := job.HostWitness(h.ID, handle)
+		moved = &loc
 	}
 	w := h.ws.take(handle)
 	if w == nil || w.sol == nil {
@@ -478,7 +488,7 @@ func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.Devic
 		queue = info.StartedTime.Sub(info.ScheduledTime)
 	}
 	part := w.sol.Partition
-	order := gpu.Order{Priority: in.Priority, Submitted: in.Submitted, Seq: in.Seq, Partition: in.Partition}
+	order := DeviceOrder(in)
 	stop := h.heartbeat(ctx, func() any { return "device phase " + part })
 	defer stop()
 	if err := h.pause(ctx, "device"); err != nil {
@@ -510,7 +520,7 @@ func (h *Host) doDevicePhase(ctx context.Context, in job.HandleInput) (job.Devic
 	h.count(func(s *HostStats) { s.DevicePhases++ })
 	h.phase("queue", queue+pt.QueueTime)
 	h.phase("device", pt.DeviceTime)
-	out := moved
+	out := job.DeviceOutput{MovedTo: moved}
 	out.Device, out.DeviceMS, out.QueueMS = pt.Device, pt.DeviceTime.Milliseconds(), queue.Milliseconds()+pt.QueueTime.Milliseconds()
 	out.Start, out.End = pt.DeviceStart, pt.DeviceStart.Add(pt.DeviceTime)
 	return out, nil
@@ -525,12 +535,12 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 }
 
 func (h *Host) doFinalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
-	w := h.ws.take(in.Handle)
+	w := h.ws.take(in.Witness.Handle)
 	if w == nil || w.partial == nil {
 		if w != nil {
 			h.ws.give(w)
 		}
-		return job.FinalizeOutput{}, h.witnessLost(in.Handle, "finalize")
+		return job.FinalizeOutput{}, h.witnessLost(in.Witness.Handle, "finalize")
 	}
 	part := w.partial.Partition
 	stop := h.heartbeat(ctx, func() any { return "finalize " + part })
@@ -579,7 +589,7 @@ func (h *Host) doFinalize(ctx context.Context, in job.HandleInput) (job.Finalize
 		}
 		// Only now may a retry use the partial: the finalize is done with it.
 		if err == nil && !abandoned {
-			h.ws.drop(in.Handle)
+			h.ws.drop(in.Witness.Handle)
 			return
 		}
 		h.ws.give(w)
@@ -589,7 +599,7 @@ func (h *Host) doFinalize(ctx context.Context, in job.HandleInput) (job.Finalize
 		if errors.As(err, &ae) && ae.Type() == job.ErrInvalidProof {
 			// A new finalize draws new randomness but the same partial: give
 			// the workflow a fresh synthesis instead of retrying here.
-			h.ws.drop(in.Handle)
+			h.ws.drop(in.Witness.Handle)
 			return job.FinalizeOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), job.ErrWitnessLost, err)
 		}
 		return job.FinalizeOutput{}, err
@@ -602,7 +612,7 @@ func (h *Host) doFinalize(ctx context.Context, in job.HandleInput) (job.Finalize
 // Release drops a witness the workflow no longer needs (its partition
 // failed or was canceled), returning its budget now rather than at expiry.
 func (h *Host) Release(ctx context.Context, in job.HandleInput) error {
-	h.ws.dropWhenIdle(in.Handle)
+	h.ws.dropWhenIdle(in.Witness.Handle)
 	return nil
 }
 

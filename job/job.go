@@ -196,18 +196,43 @@ func TaskPriority(p int) int {
 
 // SectorInput is one sector's proving job.
 type SectorInput struct {
-	BatchID  string `json:"batch_id"`
-	Priority int    `json:"priority,omitempty"`
-	// Submitted and Seq (the sector's index in its batch) order the
-	// sector's claim on devices: older first within a priority, so a batch
-	// completes sector by sector instead of ending with every sector 90%
-	// done.
-	Submitted time.Time `json:"submitted,omitempty"`
-	Seq       int       `json:"seq,omitempty"`
+	BatchID string `json:"batch_id"`
+	// Order is the sector's claim on devices (and its batch's priority on
+	// every queue).
+	Order DeviceOrder `json:"order"`
 	SectorRef
 	PartitionRetries int      `json:"partition_retries"`
 	HostLossRetries  int      `json:"host_loss_retries,omitempty"`
 	Timeouts         Timeouts `json:"timeouts"`
+}
+
+// DeviceOrder ranks a sector's partitions' claim on devices: the batch's
+// priority, then the older submission, then the earlier sector of that
+// submission (its index in the batch), so a batch completes sector by
+// sector instead of ending with every sector 90% done.
+type DeviceOrder struct {
+	Priority  int       `json:"priority,omitempty"` // 1 (most urgent) to 5; 0: 3
+	Submitted time.Time `json:"submitted,omitempty"`
+	Seq       int       `json:"seq,omitempty"`
+}
+
+// WitnessLocation is where a synthesized partition's witness is: the host
+// holding it in memory with its queues and handle, or the spill a device
+// host loads it from.
+type WitnessLocation struct {
+	Host          string `json:"host"`
+	DeviceQueue   string `json:"device_queue,omitempty"`
+	FinalizeQueue string `json:"finalize_queue"`
+	ControlQueue  string `json:"control_queue"`
+	Handle        string `json:"handle"`
+	// Spill is set when the witness was spilled for a device host
+	// (DeviceQueue is then the shared QueueDevice).
+	Spill string `json:"spill,omitempty"`
+}
+
+// HostWitness is the location of a witness held by host id under handle.
+func HostWitness(id, handle string) WitnessLocation {
+	return WitnessLocation{Host: id, DeviceQueue: DeviceQueue(id), FinalizeQueue: FinalizeQueue(id), ControlQueue: ControlQueue(id), Handle: handle}
 }
 
 // Sector statuses.
@@ -315,41 +340,28 @@ type (
 		Partition int `json:"partition"`
 	}
 	SynthOutput struct {
-		Host          string `json:"host"`
-		DeviceQueue   string `json:"device_queue"`
-		FinalizeQueue string `json:"finalize_queue"`
-		ControlQueue  string `json:"control_queue"`
-		Handle        string `json:"handle"`
-		Bytes         int64  `json:"bytes"`
-		SynthMS       int64  `json:"synth_ms"`
-		// Spill is set when the witness was spilled for a device host
-		// (DeviceQueue is then the shared QueueDevice).
-		Spill string `json:"spill,omitempty"`
+		Witness WitnessLocation `json:"witness"`
+		Bytes   int64           `json:"bytes"`
+		SynthMS int64           `json:"synth_ms"`
 	}
+	// HandleInput names the witness a host activity works on; the device
+	// phase also gets the sector (a spilled witness is checked against it)
+	// and its order.
 	HandleInput struct {
-		Handle string `json:"handle"`
-		// Spill and the sector locate a spilled witness (device phase on a
-		// device host).
-		Spill string `json:"spill,omitempty"`
+		Witness WitnessLocation `json:"witness"`
 		SectorRef
-		// The device order of the partition (device phase only).
-		Priority  int   `json:"priority,omitempty"`
-		Submitted int64 `json:"submitted,omitempty"` // unix nanoseconds
-		Seq       int   `json:"seq,omitempty"`
-		Partition int   `json:"partition,omitempty"`
+		Order     DeviceOrder `json:"order,omitempty"`
+		Partition int         `json:"partition,omitempty"`
 	}
 	DeviceOutput struct {
-		// Host, Handle and the queues are set when the witness moved to
-		// this device host (spilled): its finalize runs there.
-		Host          string    `json:"host,omitempty"`
-		Handle        string    `json:"handle,omitempty"`
-		FinalizeQueue string    `json:"finalize_queue,omitempty"`
-		ControlQueue  string    `json:"control_queue,omitempty"`
-		Device        string    `json:"device"`
-		DeviceMS      int64     `json:"device_ms"`
-		QueueMS       int64     `json:"queue_ms"`
-		Start         time.Time `json:"start"`
-		End           time.Time `json:"end"`
+		// MovedTo is set when the witness moved to this device host
+		// (spilled): its finalize runs there.
+		MovedTo  *WitnessLocation `json:"moved_to,omitempty"`
+		Device   string           `json:"device"`
+		DeviceMS int64            `json:"device_ms"`
+		QueueMS  int64            `json:"queue_ms"`
+		Start    time.Time        `json:"start"`
+		End      time.Time        `json:"end"`
 	}
 	FinalizeOutput struct {
 		Proof      []byte `json:"proof"`

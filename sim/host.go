@@ -134,7 +134,7 @@ func (h *Host) ExpireWitnesses(ctx context.Context, _ time.Duration) { <-ctx.Don
 
 // ValidateC1 reports the modelled shape of every sector.
 func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
-	h.rec.sector(in.SectorID, in.Seq)
+	h.rec.sector(in.SectorID, in.Order.Seq)
 	h.count(func(s *activities.HostStats) { s.Validated++ })
 	return job.ValidateOutput{Profile: "sim", Partitions: h.model.Partitions}, nil
 }
@@ -156,8 +156,7 @@ func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 	h.stats.Syntheses++
 	h.mu.Unlock()
 	h.rec.phase(k, phaseSynth, info.ScheduledTime, info.StartedTime, time.Now())
-	return job.SynthOutput{Host: h.id, DeviceQueue: job.DeviceQueue(h.id), FinalizeQueue: job.FinalizeQueue(h.id), ControlQueue: job.ControlQueue(h.id),
-		Handle: handle, Bytes: h.model.WitnessBytes, SynthMS: d.Milliseconds()}, nil
+	return job.SynthOutput{Witness: job.HostWitness(h.id, handle), Bytes: h.model.WitnessBytes, SynthMS: d.Milliseconds()}, nil
 }
 
 func (h *Host) take(handle, phase string) (*witness, error) {
@@ -206,18 +205,18 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 	// Waiting for a slot heartbeats too, as the real device phase does: an
 	// older sector's partitions may keep a younger one waiting.
 	defer activities.Heartbeat(ctx, beat, nil)()
-	w, err := h.take(in.Handle, "device phase")
+	w, err := h.take(in.Witness.Handle, "device phase")
 	if err != nil {
 		return job.DeviceOutput{}, err
 	}
-	order := gpu.Order{Priority: in.Priority, Submitted: in.Submitted, Seq: in.Seq, Partition: in.Partition}
+	order := activities.DeviceOrder(in)
 	if h.arrival {
 		order = gpu.Order{}
 	}
 	tq := time.Now()
 	dev, err := h.slots.AcquireOrder(ctx, order)
 	if err != nil {
-		h.drop(in.Handle)
+		h.drop(in.Witness.Handle)
 		return job.DeviceOutput{}, fmt.Errorf("device phase: %w", err)
 	}
 	start := time.Now()
@@ -230,7 +229,7 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 	}
 	h.slots.Release(dev)
 	if err != nil {
-		h.drop(in.Handle)
+		h.drop(in.Witness.Handle)
 		return job.DeviceOutput{}, err
 	}
 	end := time.Now()
@@ -246,7 +245,7 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
 	info := activity.GetInfo(ctx)
 	defer activities.Heartbeat(ctx, beat, nil)()
-	w, err := h.take(in.Handle, "finalize")
+	w, err := h.take(in.Witness.Handle, "finalize")
 	if err != nil {
 		return job.FinalizeOutput{}, err
 	}
@@ -264,7 +263,7 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		h.give(w)
 		return job.FinalizeOutput{}, err
 	}
-	h.drop(in.Handle)
+	h.drop(in.Witness.Handle)
 	h.count(func(s *activities.HostStats) { s.Finalized++ })
 	h.rec.phase(w.part, phaseFinalize, info.ScheduledTime, started, time.Now())
 	return job.FinalizeOutput{Proof: []byte("sim"), FinalizeMS: d.Milliseconds()}, nil
@@ -285,11 +284,11 @@ func (h *Host) LookupC2(ctx context.Context, ref job.SectorRef) (job.LookupOutpu
 // Release drops a witness the workflow no longer needs.
 func (h *Host) Release(ctx context.Context, in job.HandleInput) error {
 	h.mu.Lock()
-	w := h.ws[in.Handle]
+	w := h.ws[in.Witness.Handle]
 	busy := w != nil && w.busy
 	h.mu.Unlock()
 	if !busy {
-		h.drop(in.Handle)
+		h.drop(in.Witness.Handle)
 	}
 	return nil
 }

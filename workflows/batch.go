@@ -203,7 +203,7 @@ func (b *batch) startChild(ctx, childCtx workflow.Context, sel workflow.Selector
 		Priority:              temporal.Priority{PriorityKey: job.TaskPriority(b.in.Priority)},
 	})
 	f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
-		BatchID: b.in.BatchID, Priority: b.in.Priority, Submitted: b.in.Submitted, Seq: seq, SectorRef: ref,
+		BatchID: b.in.BatchID, Order: job.DeviceOrder{Priority: b.in.Priority, Submitted: b.in.Submitted, Seq: seq}, SectorRef: ref,
 		PartitionRetries: b.in.PartitionRetries, HostLossRetries: b.in.HostLossRetries, Timeouts: b.in.Timeouts})
 	sel.AddFuture(f, func(f workflow.Future) {
 		b.inFlight--

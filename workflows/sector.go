@@ -22,8 +22,8 @@ import (
 // sector fails only when a partition exhausts its retries or the C1 is bad.
 func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult, error) {
 	t := in.Timeouts.WithDefaults()
-	if in.Submitted.IsZero() { // a sector started on its own
-		in.Submitted = workflow.GetInfo(ctx).WorkflowStartTime
+	if in.Order.Submitted.IsZero() { // a sector started on its own
+		in.Order.Submitted = workflow.GetInfo(ctx).WorkflowStartTime
 	}
 	retries := partitionRetries{logical: in.PartitionRetries, hostLoss: in.HostLossRetries}
 	if retries.logical <= 0 {
@@ -39,7 +39,7 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 	}
 	report := func() { notifyParent(ctx, prog) }
 	// Every activity of the sector carries the batch's priority.
-	ctx = workflow.WithPriority(ctx, temporal.Priority{PriorityKey: job.TaskPriority(in.Priority)})
+	ctx = workflow.WithPriority(ctx, temporal.Priority{PriorityKey: job.TaskPriority(in.Order.Priority)})
 
 	fail := func(status string, err error) (job.SectorResult, error) {
 		res.Status, res.Error, res.Finished = status, err.Error(), workflow.Now(ctx)
@@ -134,7 +134,7 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 		var so job.SynthOutput
 		if err := workflow.ExecuteActivity(synth, job.ActSynthesize, job.SynthInput{SectorRef: in.SectorRef, Partition: k}).Get(ctx, &so); err != nil {
 			pr.Error = err.Error()
-			release(ctx, so) // a completed synthesis reported with the cancel
+			release(ctx, so.Witness) // a completed synthesis reported with the cancel
 			if ctx.Err() == nil && hostLost(err) && pr.HostLosses < retries.hostLoss {
 				// Every attempt died with its host: the fleet's fault.
 				pr.HostLosses++
@@ -144,10 +144,10 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 			return pr, nil, err
 		}
 		if ctx.Err() != nil {
-			release(ctx, so)
+			release(ctx, so.Witness)
 			return pr, nil, temporal.NewCanceledError()
 		}
-		pr.Host, pr.SynthMS = so.Host, so.SynthMS
+		pr.Host, pr.SynthMS = so.Witness.Host, so.SynthMS
 		hostOpts := func(queue string, startToClose time.Duration, attempts int32) workflow.Context {
 			toStart := t.HostQueue
 			if queue == job.QueueDevice {
@@ -167,23 +167,24 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 		// The device phase consumes the witness: a failed attempt cannot be
 		// retried on it, only re-synthesized.
 		var do job.DeviceOutput
-		err := workflow.ExecuteActivity(hostOpts(so.DeviceQueue, t.Device, 1), job.ActDevicePhase, job.HandleInput{Handle: so.Handle,
-			Spill: so.Spill, SectorRef: in.SectorRef,
-			Priority: job.TaskPriority(in.Priority), Submitted: in.Submitted.UnixNano(), Seq: in.Seq, Partition: k}).Get(ctx, &do)
-		held := so // the host holding the witness: it finalizes, and releases on failure
+		order := in.Order
+		order.Priority = job.TaskPriority(order.Priority)
+		err := workflow.ExecuteActivity(hostOpts(so.Witness.DeviceQueue, t.Device, 1), job.ActDevicePhase,
+			job.HandleInput{Witness: so.Witness, SectorRef: in.SectorRef, Order: order, Partition: k}).Get(ctx, &do)
+		held := so.Witness // the host holding the witness: it finalizes, and releases on failure
 		if err == nil {
 			pr.Device, pr.DeviceMS, pr.QueueMS = do.Device, do.DeviceMS, do.QueueMS
 			pr.DeviceStart, pr.DeviceEnd = do.Start, do.End
-			if do.Handle != "" {
+			if do.MovedTo != nil {
 				// The witness moved to a device host: the synthesis host
 				// drops its spill and budget permit, without delaying finalize.
-				rel := startRelease(ctx, so)
+				rel := startRelease(ctx, so.Witness)
 				defer rel.Get(ctx, nil) // settled before the partition reports
-				held = job.SynthOutput{Host: do.Host, FinalizeQueue: do.FinalizeQueue, ControlQueue: do.ControlQueue, Handle: do.Handle}
-				pr.DeviceHost = do.Host
+				held = *do.MovedTo
+				pr.DeviceHost = held.Host
 			}
 			var fo job.FinalizeOutput
-			err = workflow.ExecuteActivity(hostOpts(held.FinalizeQueue, t.Finalize, 3), job.ActFinalize, job.HandleInput{Handle: held.Handle}).Get(ctx, &fo)
+			err = workflow.ExecuteActivity(hostOpts(held.FinalizeQueue, t.Finalize, 3), job.ActFinalize, job.HandleInput{Witness: held}).Get(ctx, &fo)
 			if err == nil {
 				pr.FinalizeMS, pr.Done, pr.Error, pr.FinalizedAt = fo.FinalizeMS, true, "", workflow.Now(ctx)
 				return pr, fo.Proof, nil
@@ -205,7 +206,7 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 				return pr, nil, fmt.Errorf("gave up after %d syntheses, %d failed: %w", pr.Syntheses, pr.Failures, err)
 			}
 		}
-		logger.Warn("partition lost its witness; synthesizing again", "sector", in.SectorID, "partition", k, "host", so.Host,
+		logger.Warn("partition lost its witness; synthesizing again", "sector", in.SectorRef.String(), "partition", k, "host", so.Witness.Host,
 			"failures", pr.Failures, "host_losses", pr.HostLosses, "error", err)
 	}
 }
@@ -248,22 +249,22 @@ func sectorError(err error) error {
 // release tells the host holding a partition's witness to drop it, so a
 // failed or canceled partition gives its budget back at once. Best effort:
 // a dead host needs no release, and an unreleased witness expires.
-func release(ctx workflow.Context, so job.SynthOutput) {
-	if so.ControlQueue == "" {
+func release(ctx workflow.Context, w job.WitnessLocation) {
+	if w.ControlQueue == "" {
 		return
 	}
-	startRelease(ctx, so).Get(ctx, nil)
+	startRelease(ctx, w).Get(ctx, nil)
 }
 
 // startRelease schedules a release and returns its future (errors are
 // ignored: see release).
-func startRelease(ctx workflow.Context, so job.SynthOutput) workflow.Future {
+func startRelease(ctx workflow.Context, w job.WitnessLocation) workflow.Future {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
-		TaskQueue: so.ControlQueue, ScheduleToCloseTimeout: 30 * time.Second, StartToCloseTimeout: 10 * time.Second,
+		TaskQueue: w.ControlQueue, ScheduleToCloseTimeout: 30 * time.Second, StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	return workflow.ExecuteActivity(dctx, job.ActRelease, job.HandleInput{Handle: so.Handle})
+	return workflow.ExecuteActivity(dctx, job.ActRelease, job.HandleInput{Witness: w})
 }
 
 func statusOf(ctx workflow.Context, err error) string {

@@ -77,12 +77,12 @@ func (f *fakes) register(env interface {
 		h := "h" + string(rune('a'+len(f.handles)))
 		f.handles[h] = in.Partition
 		f.mu.Unlock()
-		return job.SynthOutput{Host: "host1", DeviceQueue: "dq", FinalizeQueue: "fq", ControlQueue: "cq", Handle: h, SynthMS: 5}, nil
+		return job.SynthOutput{Witness: job.WitnessLocation{Host: "host1", DeviceQueue: "dq", FinalizeQueue: "fq", ControlQueue: "cq", Handle: h}, SynthMS: 5}, nil
 	}, activity.RegisterOptions{Name: job.ActSynthesize})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
 		inc(job.ActDevicePhase)
 		f.mu.Lock()
-		k := f.handles[in.Handle]
+		k := f.handles[in.Witness.Handle]
 		f.devCount[k]++
 		n := f.devCount[k]
 		f.mu.Unlock()
@@ -100,7 +100,7 @@ func (f *fakes) register(env interface {
 	}, activity.RegisterOptions{Name: job.ActDevicePhase})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
 		inc(job.ActFinalize)
-		return job.FinalizeOutput{Proof: []byte(in.Handle), FinalizeMS: 3}, nil
+		return job.FinalizeOutput{Proof: []byte(in.Witness.Handle), FinalizeMS: 3}, nil
 	}, activity.RegisterOptions{Name: job.ActFinalize})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
 		inc(job.ActStoreC2)
