@@ -645,7 +645,7 @@ func (h *Host) doStoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutpu
 	}
 	id := in.Identity()
 	m := storage.Manifest{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Profile: c1.Profile.Name,
-		Partitions: len(c2.Proofs), VKDigest: pr.Keys.VKSHA256, CircuitDigest: pr.Keys.Digest}
+		Partitions: len(c2.Proofs), VKDigest: pr.Keys.VKSHA256, PKDigest: pr.Keys.PKSHA256, CircuitDigest: pr.Keys.Digest}
 	for _, p := range in.Partitions {
 		m.PartitionMS = append(m.PartitionMS, storage.PartitionTime{Partition: p.Partition, SynthMS: p.SynthMS, QueueMS: p.QueueMS, DeviceMS: p.DeviceMS, FinalizeMS: p.FinalizeMS})
 	}

@@ -108,7 +108,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 		t.Fatalf("lookup after the replacement: %+v %v", lo, err)
 	}
 	m, _, err := store.GetC2(ctx, ref.Identity())
-	if err != nil || m.C1Digest != ref.C1Digest || m.VKDigest == "" || m.VKDigest == m.CircuitDigest {
+	if err != nil || m.C1Digest != ref.C1Digest || m.VKDigest == "" || m.VKDigest == m.CircuitDigest || m.PKDigest == "" || m.PKDigest == m.VKDigest {
 		t.Fatalf("manifest %+v %v: want the C1 digest and the vk file's digest", m, err)
 	}
 

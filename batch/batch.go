@@ -107,7 +107,7 @@ func EnsureKeys(ctx context.Context, store *storage.Store, paramsDir string, pro
 		}
 		// Keys found in the local cache only are uploaded, vk last: its
 		// presence tells workers the set is complete.
-		if err := pc.Publish(ctx, k.Prefix(), "r1cs", "pk", "vk"); err != nil {
+		if err := pc.Publish(ctx, k.Prefix(), "r1cs", "pk", params.DigestsFile, "vk"); err != nil {
 			return err
 		}
 	}

@@ -5,18 +5,30 @@
 // The setup is gnark's single-party groth16.Setup: its toxic waste is known
 // to the machine that ran it. It is for development and tests only; a
 // production deployment loads keys from a multi-party ceremony.
+//
+// Every load checks every key file: its size and SHA-256 against the
+// set's digests file (DigestsFile, written with the keys), and its
+// structure against the circuit as it is decoded, so a corrupt file is an
+// error, never a panic or a key that makes bad proofs. A bad local copy
+// is moved aside and, where the store has one behind it (S3), fetched
+// again.
 package params
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -81,7 +93,10 @@ func SynthBytes(ccs *csbls.R1CS) int64 {
 
 // Load returns the profile's keys (log may be nil): compiled here, keys read from the store
 // when it has them for this circuit digest, else made by a development setup
-// and written to the store so the next run reuses them.
+// and written to the store so the next run reuses them. A key file that
+// fails its checks is an error (ErrMismatch, ErrMalformed), not a reason
+// to run a setup; where nothing behind the store can replace it, the bad
+// copy is moved aside, so the next Load finds no keys and makes new ones.
 func Load(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (*Keys, error) {
 	k, err := load(ctx, store, p, log)
 	if err == nil || !errors.Is(err, ErrNotFound) {
@@ -96,7 +111,7 @@ func Load(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (
 	}
 	k.PK, k.VK = pk.(*groth16bls.ProvingKey), vk.(*groth16bls.VerifyingKey)
 	log.Info("development setup done", "setup_ms", time.Since(t1).Milliseconds())
-	if err := k.write(ctx, store); err != nil {
+	if err := k.Write(ctx, store); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -122,8 +137,8 @@ func load(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	k := &Keys{Profile: p, Digest: digest, CCS: ccs, PK: new(groth16bls.ProvingKey), VK: new(groth16bls.VerifyingKey)}
-	if err := k.read(ctx, store); err != nil {
+	k := &Keys{Profile: p, Digest: digest, CCS: ccs}
+	if err := k.read(ctx, store, logger(log)); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return k, err
 		}
@@ -140,59 +155,289 @@ func logger(l *slog.Logger) *slog.Logger {
 	return l
 }
 
-func (k *Keys) read(ctx context.Context, store Store) error {
-	for _, f := range []struct {
-		name string
-		read func(io.Reader) error
-		sum  *string
-	}{
-		{"vk", func(r io.Reader) error { _, err := k.VK.UnsafeReadFrom(r); return err }, &k.VKSHA256},
-		{"pk", func(r io.Reader) error { _, err := k.PK.UnsafeReadFrom(r); return err }, &k.PKSHA256},
-	} {
-		rc, err := store.Open(ctx, k.Prefix()+f.name)
+// read reads the digests file, then the vk and the pk, each checked
+// against it. A set without a vk is ErrNotFound (the vk is written last).
+func (k *Keys) read(ctx context.Context, store Store, log *slog.Logger) error {
+	d, err := k.readDigests(ctx, store, log)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	// The decoders keep the last key they read: the one that passed, when
+	// readFile returns nil.
+	var (
+		vk    *groth16bls.VerifyingKey
+		pk    *groth16bls.ProvingKey
+		shape = shapeOf(k.CCS)
+	)
+	if err := k.readFile(ctx, store, "vk", d.file("vk"), log, func(r io.Reader, size int64) (sum string, err error) {
+		vk, sum, err = readVK(r, size)
+		return sum, err
+	}); err != nil {
+		return err
+	}
+	if d == nil { // the vk, written last, is there: keys made before digests files
+		log.Warn("keys have no "+DigestsFile+" (made before key files were checked): loading them unchecked; delete "+k.Prefix()+
+			" and run `c2flow circuit setup` again for keys that are checked at every load",
+			"profile", k.Profile.Name, "digest", k.Digest)
+	}
+	if err := k.readFile(ctx, store, "pk", d.file("pk"), log, func(r io.Reader, size int64) (sum string, err error) {
+		pk, sum, err = readPK(r, size, shape)
+		return sum, err
+	}); err != nil {
+		return err
+	}
+	k.VK, k.PK = vk, pk
+	return nil
+}
+
+// readDigests reads and checks the digests file (ErrNotFound if absent).
+func (k *Keys) readDigests(ctx context.Context, store Store, log *slog.Logger) (*Digests, error) {
+	var d *Digests
+	err := fetchChecked(ctx, store, k.Prefix()+DigestsFile, false, log, func(rc io.ReadCloser) error {
+		b, err := io.ReadAll(io.LimitReader(rc, maxDigestsBytes+1))
 		if err != nil {
-			return fmt.Errorf("open %s%s: %w", k.Prefix(), f.name, err)
+			return fmt.Errorf("read %s%s: %w", k.Prefix(), DigestsFile, err)
 		}
-		h := sha256.New()
-		err = f.read(io.TeeReader(rc, h))
-		if err == nil { // the rest of the file, if the decoder left any
-			_, err = io.Copy(h, rc)
+		got := new(Digests)
+		if len(b) > maxDigestsBytes {
+			err = fmt.Errorf("over %d bytes", maxDigestsBytes)
+		} else {
+			err = got.check(b, k.Profile.Name, k.Digest)
 		}
-		*f.sum = hex.EncodeToString(h.Sum(nil))
-		cerr := rc.Close()
 		if err != nil {
-			return fmt.Errorf("decode %s%s: %w", k.Prefix(), f.name, err)
+			return &badFile{fmt.Errorf("%s%s: %w: %v", k.Prefix(), DigestsFile, ErrMalformed, err)}
 		}
-		if cerr != nil {
-			return fmt.Errorf("read %s%s: %w", k.Prefix(), f.name, cerr)
+		d = got
+		return nil
+	})
+	return d, err
+}
+
+// readFile opens one key file and decodes it with decode, which returns
+// the file's SHA-256. With want (from the digests file), a file of another
+// size or SHA-256 is a bad copy; without it (keys made before digests
+// files), one that does not decode is. A bad copy is quarantined and
+// fetched again where the store has a source behind it.
+func (k *Keys) readFile(ctx context.Context, store Store, name string, want *FileDigest, log *slog.Logger, decode func(io.Reader, int64) (string, error)) error {
+	key := k.Prefix() + name
+	var sum string
+	err := fetchChecked(ctx, store, key, true, log, func(rc io.ReadCloser) error {
+		r, size, err := sized(rc)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", key, err)
 		}
+		if want != nil && size != want.Bytes { // no need to decode it
+			h := sha256.New()
+			if _, err := io.Copy(h, r); err != nil {
+				return fmt.Errorf("read %s: %w", key, err)
+			}
+			return &badFile{fmt.Errorf("%s: %d bytes with SHA-256 %x, %s records %d bytes with SHA-256 %s: %w",
+				key, size, h.Sum(nil), DigestsFile, want.Bytes, want.SHA256, ErrMismatch)}
+		}
+		got, err := decode(r, size)
+		switch {
+		case got == "": // a read error
+			return fmt.Errorf("read %s: %w", key, err)
+		case want != nil && got != want.SHA256:
+			if err != nil {
+				err = fmt.Errorf(" (and it does not decode: %v)", err)
+			} else {
+				err = errors.New("")
+			}
+			return &badFile{fmt.Errorf("%s: SHA-256 %s, %s records %s%v: %w", key, got, DigestsFile, want.SHA256, err, ErrMismatch)}
+		case err != nil && want != nil:
+			return fmt.Errorf("%s matches its SHA-256 in %s, yet: %w", key, DigestsFile, err)
+		case err != nil:
+			return &badFile{fmt.Errorf("%s: %w", key, err)}
+		}
+		sum = got
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if name == "pk" {
+		k.PKSHA256 = sum
+	} else {
+		k.VKSHA256 = sum
 	}
 	return nil
 }
 
-func (k *Keys) write(ctx context.Context, store Store) error {
-	var none string
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-		sum   *string
-	}{
-		// vk last: its presence marks a complete set.
-		{"r1cs", func(w io.Writer) error { _, err := k.CCS.WriteTo(w); return err }, &none},
-		{"pk", func(w io.Writer) error { _, err := k.PK.WriteRawTo(w); return err }, &k.PKSHA256},
-		{"vk", func(w io.Writer) error { _, err := k.VK.WriteRawTo(w); return err }, &k.VKSHA256},
-	} {
-		write := func(w io.Writer) error {
-			h := sha256.New()
-			err := f.write(io.MultiWriter(w, h))
-			*f.sum = hex.EncodeToString(h.Sum(nil))
-			return err
+// badFile marks an error that says a stored copy's bytes are wrong.
+type badFile struct{ err error }
+
+func (b *badFile) Error() string { return b.err.Error() }
+func (b *badFile) Unwrap() error { return b.err }
+
+// fetchChecked opens key and runs check on it. When check finds the copy
+// bad, the copy is quarantined (if quarantineAlone, even where no source
+// can replace it) and, where the store has a source behind it, fetched and
+// checked once more. A missing key is ErrNotFound only on the first open.
+func fetchChecked(ctx context.Context, store Store, key string, quarantineAlone bool, log *slog.Logger, check func(io.ReadCloser) error) error {
+	open := func() error {
+		rc, err := store.Open(ctx, key)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", key, err)
 		}
-		if err := store.Put(ctx, k.Prefix()+f.name, write); err != nil {
-			return fmt.Errorf("store %s%s: %w", k.Prefix(), f.name, err)
+		defer rc.Close()
+		return check(rc)
+	}
+	err := open()
+	var bad *badFile
+	if !errors.As(err, &bad) {
+		return err
+	}
+	q, ok := store.(Quarantiner)
+	if !ok || (!quarantineAlone && !q.Refetches()) {
+		return err
+	}
+	moved, qerr := q.Quarantine(ctx, key)
+	if qerr != nil {
+		return fmt.Errorf("%w (and moving it aside failed: %v)", err, qerr)
+	}
+	log.Warn("key file failed its check: moved aside", "key", key, "moved_to", moved, "err", err)
+	if !q.Refetches() {
+		return fmt.Errorf("%w; moved aside to %s, and no store behind this one holds another copy", err, moved)
+	}
+	if err2 := open(); err2 != nil {
+		if errors.As(err2, &bad) {
+			return fmt.Errorf("%w; and so is the copy fetched again after the first was moved aside to %s", err2, moved)
+		}
+		// %v: a missing key here is not "no keys", which would let Load
+		// run a setup that replaces the keys.
+		return fmt.Errorf("%w; moved aside to %s, and fetching it again failed: %v", err, moved, err2)
+	}
+	log.Info("key file fetched again and checked", "key", key)
+	return nil
+}
+
+// sized returns r with its size: a file's from Stat, else read into memory.
+func sized(rc io.ReadCloser) (io.Reader, int64, error) {
+	if f, ok := rc.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		fi, err := f.Stat()
+		if err == nil && fi.Mode().IsRegular() {
+			return rc, fi.Size(), nil
 		}
 	}
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return bytes.NewReader(b), int64(len(b)), nil
+}
+
+// Write writes the keys to the store: r1cs, pk, the digests file, then the
+// vk, whose presence marks a complete set. It sets PKSHA256 and VKSHA256.
+func (k *Keys) Write(ctx context.Context, store Store) error {
+	d := Digests{Profile: k.Profile.Name, Circuit: k.Digest, Files: map[string]FileDigest{}}
+	put := func(name string, write func(io.Writer) error) error {
+		err := store.Put(ctx, k.Prefix()+name, func(w io.Writer) error {
+			h, n := sha256.New(), &counter{}
+			err := write(io.MultiWriter(w, h, n))
+			d.Files[name] = FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: n.n}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store %s%s: %w", k.Prefix(), name, err)
+		}
+		return nil
+	}
+	var vk bytes.Buffer
+	if _, err := k.VK.WriteRawTo(&vk); err != nil {
+		return fmt.Errorf("serialize %svk: %w", k.Prefix(), err)
+	}
+	vkSum := sha256.Sum256(vk.Bytes())
+	if err := put("r1cs", func(w io.Writer) error { _, err := k.CCS.WriteTo(w); return err }); err != nil {
+		return err
+	}
+	if err := put("pk", func(w io.Writer) error { _, err := k.PK.WriteRawTo(w); return err }); err != nil {
+		return err
+	}
+	d.Files["vk"] = FileDigest{SHA256: hex.EncodeToString(vkSum[:]), Bytes: int64(vk.Len())}
+	db, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := store.Put(ctx, k.Prefix()+DigestsFile, func(w io.Writer) error { _, err := w.Write(append(db, '\n')); return err }); err != nil {
+		return fmt.Errorf("store %s%s: %w", k.Prefix(), DigestsFile, err)
+	}
+	if err := put("vk", func(w io.Writer) error { _, err := w.Write(vk.Bytes()); return err }); err != nil {
+		return err
+	}
+	k.PKSHA256, k.VKSHA256 = d.Files["pk"].SHA256, d.Files["vk"].SHA256
 	return nil
+}
+
+type counter struct{ n int64 }
+
+func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// DigestsFile names the file, beside a profile's key files, that records
+// each file's SHA-256 and size. It is written before the vk, so every
+// complete set made since has one; every load checks the files against it.
+const DigestsFile = "digests.json"
+
+const maxDigestsBytes = 1 << 16
+
+// ErrMismatch is wrapped by the error of a key file whose bytes are not
+// the ones its digests file records.
+var ErrMismatch = errors.New("key file does not match its recorded digest")
+
+// Digests is the content of DigestsFile.
+type Digests struct {
+	Profile string `json:"profile"`
+	Circuit string `json:"circuit"` // Keys.Digest
+	// Files maps "r1cs", "pk" and "vk" to their digests.
+	Files map[string]FileDigest `json:"files"`
+}
+
+// FileDigest is one file's SHA-256 (hex) and size.
+type FileDigest struct {
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+func (d *Digests) file(name string) *FileDigest {
+	if d == nil {
+		return nil
+	}
+	f := d.Files[name]
+	return &f
+}
+
+// check parses b into d and checks that it describes the keys of this
+// profile and circuit.
+func (d *Digests) check(b []byte, profile, circuit string) error {
+	if err := json.Unmarshal(b, d); err != nil {
+		return err
+	}
+	if d.Profile != profile || d.Circuit != circuit {
+		return fmt.Errorf("it describes profile %q circuit %q, not %q %q", d.Profile, d.Circuit, profile, circuit)
+	}
+	for _, n := range []string{"r1cs", "pk", "vk"} {
+		f, ok := d.Files[n]
+		if !ok {
+			return fmt.Errorf("no digest for %s", n)
+		}
+		if _, err := hex.DecodeString(f.SHA256); err != nil || len(f.SHA256) != 64 || f.Bytes <= 0 {
+			return fmt.Errorf("%s: bad digest %q of %d bytes", n, f.SHA256, f.Bytes)
+		}
+	}
+	if !strings.HasPrefix(d.Files["r1cs"].SHA256, circuit) {
+		return fmt.Errorf("its r1cs SHA-256 %s does not start with the circuit digest %s", d.Files["r1cs"].SHA256, circuit)
+	}
+	return nil
+}
+
+// Quarantiner is a Store that can move a bad copy of a key aside.
+type Quarantiner interface {
+	// Quarantine moves key's local copy aside, renamed <name>.bad-<unix
+	// seconds>, and returns where it went ("" if it was already gone).
+	Quarantine(ctx context.Context, key string) (string, error)
+	// Refetches reports whether Open fetches a quarantined key again from a
+	// store behind the local copy.
+	Refetches() bool
 }
 
 // DirStore is a Store in a local directory: the param cache of a worker.
@@ -231,6 +476,22 @@ func (d DirStore) Put(_ context.Context, key string, write func(io.Writer) error
 	}
 	return os.Rename(f.Name(), dst)
 }
+
+// Quarantine implements Quarantiner.
+func (d DirStore) Quarantine(_ context.Context, key string) (string, error) {
+	src := filepath.Join(d.Root, filepath.FromSlash(key))
+	dst := src + ".bad-" + strconv.FormatInt(time.Now().Unix(), 10)
+	if err := os.Rename(src, dst); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		return "", err
+	}
+	return dst, nil
+}
+
+// Refetches implements Quarantiner: a directory has nothing behind it.
+func (DirStore) Refetches() bool { return false }
 
 // DefaultDir is the local parameter cache: $C2FLOW_PARAMS, else the user
 // cache directory.

@@ -30,8 +30,11 @@ type Manifest struct {
 	Profile    string `json:"profile"`
 	Partitions int    `json:"partitions"`
 	// VKDigest is the SHA-256 of the verifying-key file that verified the
-	// proof before it was stored; CircuitDigest names the circuit.
+	// proof before it was stored, PKDigest of the proving-key file it was
+	// made with (pk and vk swapped in storage do not go unnoticed);
+	// CircuitDigest names the circuit.
 	VKDigest      string          `json:"vk_digest"`
+	PKDigest      string          `json:"pk_digest,omitempty"` // SHA-256 of the proving-key file the proof was made with
 	CircuitDigest string          `json:"circuit_digest,omitempty"`
 	SHA256        string          `json:"sha256"` // of the proof object
 	ProofBytes    int             `json:"proof_bytes"`
@@ -176,8 +179,18 @@ func (c ParamCache) Put(ctx context.Context, key string, write func(io.Writer) e
 	return c.S3.UploadFile(ctx, key, filepath.Join(c.Local.Root, filepath.FromSlash(key)))
 }
 
+// Quarantine implements params.Quarantiner: the local copy is moved
+// aside, and the next Open downloads the key again.
+func (c ParamCache) Quarantine(ctx context.Context, key string) (string, error) {
+	return c.Local.Quarantine(ctx, key)
+}
+
+// Refetches implements params.Quarantiner: S3 is behind the local copy.
+func (ParamCache) Refetches() bool { return true }
+
 // Publish uploads the local copies of keys under prefix that storage lacks,
-// so that other workers can download them.
+// in the order named, so that other workers can download them. A digests
+// file that neither has is skipped: keys made before digests files have none.
 func (c ParamCache) Publish(ctx context.Context, prefix string, names ...string) error {
 	for _, n := range names {
 		key := prefix + n
@@ -188,7 +201,15 @@ func (c ParamCache) Publish(ctx context.Context, prefix string, names ...string)
 		if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		if err := c.S3.UploadFile(ctx, key, filepath.Join(c.Local.Root, filepath.FromSlash(key))); err != nil {
+		local := filepath.Join(c.Local.Root, filepath.FromSlash(key))
+		if _, err := os.Stat(local); errors.Is(err, os.ErrNotExist) {
+			if n == params.DigestsFile { // a key set made before digests files
+				continue
+			}
+			return fmt.Errorf("publish %s: the local key set %s is incomplete (no %s) and storage has none: delete %s and run `c2flow circuit setup` again",
+				key, filepath.Dir(local), n, filepath.Dir(local))
+		}
+		if err := c.S3.UploadFile(ctx, key, local); err != nil {
 			return err
 		}
 	}
