@@ -1,44 +1,137 @@
 package bench
 
 import (
-	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/c2flow/c2flow/stats"
+	"github.com/c2flow/c2flow/storage"
 )
 
-// Input is one replicate: a run.json or a worker/cuzk log.
+// Input is one replicate: a run.json, C2 manifests or a worker/cuzk log.
 type Input struct {
-	Path   string
-	Run    *Run                 // nil for a log
-	Log    map[string][]float64 // field -> samples, for a log
-	Format string               // "run.json" or the log formats seen
+	Path      string
+	Run       *Run                 // nil for a log or manifests
+	Log       map[string][]float64 // field -> samples, for a log or manifests
+	Manifests int                  // C2 manifests read (0 for a run.json or a log)
+	Format    string               // "run.json", "manifest", "manifests(N)" or "log(<formats seen>)"
 }
 
 // Metrics compared, lower is better.
 var Metrics = []string{"gpu_ms", "synth_ms", "finalize_ms", "queue_ms", "prove_ms"}
 
-// Load reads a run.json, or a log when the file is not JSON.
+// Load reads a run.json (bench batch --out), a C2 manifest
+// (storage.Manifest: the partition_ms of one sector, device_ms read as
+// gpu_ms), a directory holding manifests (c2/ of a bucket, walked), or a
+// log: c2flow's (text or JSON lines) or cuzk's.
 func Load(path string) (*Input, error) {
-	if r, err := ReadRun(path); err == nil {
-		return &Input{Path: path, Run: r, Format: "run.json"}, nil
-	} else if strings.HasSuffix(path, ".json") {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return nil, err
 	}
+	if fi.IsDir() {
+		return loadManifestDir(path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if json.Valid(b) { // one JSON document; a JSON log has one per line
+		var probe struct {
+			Config      json.RawMessage `json:"config"`
+			PartitionMS json.RawMessage `json:"partition_ms"`
+			SectorID    *uint64         `json:"sector_id"`
+			ProofBytes  *int            `json:"proof_bytes"`
+		}
+		if json.Unmarshal(b, &probe) == nil {
+			switch {
+			case probe.Config != nil:
+				r, err := decodeRun(path, b)
+				if err != nil {
+					return nil, err
+				}
+				return &Input{Path: path, Run: r, Format: "run.json"}, nil
+			case probe.PartitionMS != nil || probe.SectorID != nil && probe.ProofBytes != nil:
+				in := &Input{Path: path, Log: map[string][]float64{}, Format: "manifest"}
+				if err := in.addManifest(path, b); err != nil {
+					return nil, err
+				}
+				return in, nil
+			}
+		}
+	}
+	in, err := loadLog(path, b)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Log) == 0 {
+		return nil, fmt.Errorf("%s: neither a run.json (bench batch --out), a C2 manifest (c2/....json: partition_ms) nor a log with GPU_END/SYNTH_END/FINALIZE_END lines (c2flow logs them at info: the demo and dev write them to DIR/demo.log, DIR/dev.log)", path)
+	}
+	return in, nil
+}
+
+// addManifest adds a C2 manifest's partition times.
+func (in *Input) addManifest(path string, b []byte) error {
+	var m storage.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("%s: C2 manifest: %w", path, err)
+	}
+	if len(m.PartitionMS) == 0 {
+		return fmt.Errorf("%s: C2 manifest of sector %d has no partition_ms", path, m.SectorID)
+	}
+	for _, p := range m.PartitionMS {
+		in.Log["synth_ms"] = append(in.Log["synth_ms"], float64(p.SynthMS))
+		in.Log["queue_ms"] = append(in.Log["queue_ms"], float64(p.QueueMS))
+		in.Log["gpu_ms"] = append(in.Log["gpu_ms"], float64(p.DeviceMS))
+		in.Log["finalize_ms"] = append(in.Log["finalize_ms"], float64(p.FinalizeMS))
+	}
+	in.Manifests++
+	return nil
+}
+
+// loadManifestDir reads every C2 manifest under dir (other JSON files,
+// such as C1s and proofs, are passed over).
+func loadManifestDir(dir string) (*Input, error) {
+	in := &Input{Path: dir, Log: map[string][]float64{}}
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".json") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var probe struct {
+			PartitionMS []storage.PartitionTime `json:"partition_ms"`
+		}
+		if json.Unmarshal(b, &probe) != nil || len(probe.PartitionMS) == 0 {
+			return nil
+		}
+		return in.addManifest(p, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if in.Manifests == 0 {
+		return nil, fmt.Errorf("%s: no C2 manifests with partition_ms under this directory", dir)
+	}
+	in.Format = fmt.Sprintf("manifests(%d)", in.Manifests)
+	return in, nil
+}
+
+// loadLog reads the timing lines of a log.
+func loadLog(path string, b []byte) (*Input, error) {
 	in := &Input{Path: path, Log: map[string][]float64{}}
 	var formats []string
 	for _, f := range []string{"gpu_ms", "synth_ms", "finalize_ms"} {
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		ls, err := stats.ParseLog(bufio.NewReader(fh), f)
-		fh.Close()
+		ls, err := stats.ParseLog(bytes.NewReader(b), f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -50,9 +143,6 @@ func Load(path string) (*Input, error) {
 				formats = append(formats, k)
 			}
 		}
-	}
-	if len(in.Log) == 0 {
-		return nil, fmt.Errorf("%s: neither a run.json nor a log with GPU_END/SYNTH_END/FINALIZE_END lines", path)
 	}
 	in.Format = "log(" + strings.Join(formats, ",") + ")"
 	return in, nil

@@ -134,6 +134,11 @@ func ReadRun(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeRun(path, b)
+}
+
+// decodeRun decodes the run.json read from path.
+func decodeRun(path string, b []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -9,6 +9,7 @@ package devstack
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -26,6 +27,8 @@ import (
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Options of the embedded server.
@@ -36,7 +39,13 @@ type Options struct {
 	Namespace string // default "default"
 	IP        string // default 127.0.0.1
 	Port      int    // frontend gRPC port; 0 picks a free one
-	LogLevel  string // server log level: debug, info, warn, error (default error)
+	// LogLevel is the server's log level: debug, info, warn, error
+	// (default error).
+	LogLevel string
+	// Log receives the server's log lines (zap console format); nil:
+	// stderr. A CLI points it at a file so that Temporal's own logs stay
+	// out of the user's terminal.
+	Log io.Writer
 	// QueuePartitions is the matching partitions per task queue (0: 1;
 	// Temporal's own default is 4).
 	QueuePartitions int
@@ -44,9 +53,11 @@ type Options struct {
 
 // Server is a running embedded Temporal server.
 type Server struct {
-	srv  temporal.Server
-	addr string
-	ns   string
+	srv   temporal.Server
+	addr  string
+	ns    string
+	level zap.AtomicLevel
+	quiet bool // silence the log while stopping
 }
 
 // Start starts the server and returns once the frontend serves. Ports it
@@ -121,7 +132,8 @@ func start(o Options) (*Server, error) {
 	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
 	conf.PublicClient.HostPort = hostport(o.Port)
 
-	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{Level: o.LogLevel, Format: "console"}))
+	level := zap.NewAtomicLevelAt(log.ParseZapLevel(o.LogLevel))
+	logger := log.NewZapLogger(newZapLogger(o.Log, level))
 	dyn := dynamicconfig.StaticClient{
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
@@ -149,7 +161,20 @@ func start(o Options) (*Server, error) {
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("temporal server start: %w", err)
 	}
-	return &Server{srv: srv, addr: hostport(o.Port), ns: o.Namespace}, nil
+	quiet := level.Level() > zap.InfoLevel
+	return &Server{srv: srv, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet}, nil
+}
+
+// newZapLogger is the Temporal CLI's console logger (log.BuildZapLogger)
+// writing to w at a level that Stop can raise.
+func newZapLogger(w io.Writer, level zap.AtomicLevel) *zap.Logger {
+	if w == nil {
+		w = os.Stderr
+	}
+	enc := log.DefaultZapEncoderConfig
+	enc.CallerKey, enc.EncodeCaller = zapcore.OmitKey, nil
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), level),
+		zap.ErrorOutput(zapcore.Lock(zapcore.AddSync(w))), zap.AddStacktrace(zap.ErrorLevel))
 }
 
 func sqlConfig(o Options) (*config.SQL, error) {
@@ -189,8 +214,17 @@ func (s *Server) Addr() string { return s.addr }
 // Namespace is the namespace the server was started with.
 func (s *Server) Namespace() string { return s.ns }
 
-// Stop stops the server.
-func (s *Server) Stop() { s.srv.Stop() }
+// Stop stops the server. Below LogLevel info it first silences the
+// server's log: stopping, its services report one another's closing as
+// errors ("Queue reader unable to retrieve tasks ... shard closed", with a
+// stack trace) that say nothing about the work. At debug or info they are
+// kept.
+func (s *Server) Stop() {
+	if s.quiet {
+		s.level.SetLevel(zap.FatalLevel)
+	}
+	s.srv.Stop()
+}
 
 func freePort(ip string) (int, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))

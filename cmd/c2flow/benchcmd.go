@@ -19,7 +19,7 @@ import (
 func runBenchBatch(ctx context.Context, args []string) error {
 	fs := newFlags("bench batch")
 	var d devFlags
-	if err := d.add(fs); err != nil {
+	if err := d.add(fs, stackDefaults{dir: ".c2flow/bench", port: 0, s3Addr: "127.0.0.1:0"}); err != nil {
 		return err
 	}
 	var tf cliflags.Temporal
@@ -32,7 +32,6 @@ func runBenchBatch(ctx context.Context, args []string) error {
 	out := fs.String("out", "run.json", "raw samples and configuration (replicate i of R > 1: run.rI.json)")
 	external := fs.Bool("external", false, "use the Temporal at --address and S3 of --s3-* flags with their own workers, not the embedded stack")
 	plotPath := fs.String("plot", "", "also draw the device-slot timeline of the (last) run (.svg or .png)")
-	d.ephemeral(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -89,9 +88,15 @@ func runBenchBatch(ctx context.Context, args []string) error {
 		defer st.client.Close()
 	} else {
 		cfg.Stack = "embedded"
-		if st, err = d.start(ctx, []string{p.Name}, log); err != nil {
+		logs, err := d.openLogs("bench")
+		if err != nil {
 			return err
 		}
+		defer logs.close()
+		if st, err = d.start(ctx, []string{p.Name}, logs, os.Stderr); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "this run's log: %s%s\n", logs.path, serverLogNote(filepath.Dir(logs.path), logs))
 		defer st.stop()
 		for _, dev := range st.worker.Slots().Devices() {
 			cfg.Devices = append(cfg.Devices, dev.Name())
@@ -205,7 +210,7 @@ func runBenchStats(args []string) error {
 		return err
 	}
 	if len(paths) == 0 {
-		return fmt.Errorf("usage: c2flow bench stats [--field F] LOG|run.json ...")
+		return fmt.Errorf("usage: c2flow bench stats [--field F] LOG|run.json|MANIFEST|DIR ...")
 	}
 	for _, path := range paths {
 		in, err := bench.Load(path)
@@ -214,7 +219,7 @@ func runBenchStats(args []string) error {
 		}
 		v := in.Samples(*field)
 		skipped := ""
-		if in.Run == nil {
+		if in.Run == nil && in.Manifests == 0 {
 			f, _ := os.Open(path)
 			ls, _ := stats.ParseLog(f, *field)
 			f.Close()

@@ -21,29 +21,26 @@ import (
 func runDemo(ctx context.Context, args []string) error {
 	fs := newFlags("demo")
 	var d devFlags
-	if err := d.add(fs); err != nil {
+	if err := d.add(fs, stackDefaults{dir: ".c2flow/demo", port: 0, s3Addr: "127.0.0.1:0"}); err != nil {
 		return err
 	}
 	profile := fs.String("profile", "32KiB", "profile of the demo sectors")
 	sectors := fs.Int("sectors", 2, "sectors in the demo batch")
 	direct := fs.Bool("direct", false, "also prove the sectors in direct mode (no Temporal) and compare s/proof")
-	d.ephemeral(fs)
 	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	log, err := d.logFlags.Logger()
-	if err != nil {
 		return err
 	}
 	p, err := porep.LookupProfile(*profile)
 	if err != nil {
 		return err
 	}
-	dir, err := filepath.Abs(d.dir)
+	shown := d.dir
+	logs, err := d.openLogs("demo")
 	if err != nil {
 		return err
 	}
-	d.dir = dir
+	defer logs.close()
+	dir := d.dir
 
 	// 1. Seal.
 	c1dir := filepath.Join(dir, "c1")
@@ -66,9 +63,17 @@ func runDemo(ctx context.Context, args []string) error {
 	fmt.Printf("1. sealed %d %s sectors (%d partitions each) into %s\n", *sectors, p.Name, p.Partitions, c1dir)
 
 	// 2. Stack.
+	hc, err := d.hostCfg()
+	if err != nil {
+		return err
+	}
+	// Absolute before the embedded S3 server changes the working directory.
+	if hc.ParamsDir, err = filepath.Abs(hc.ParamsDir); err != nil {
+		return err
+	}
 	fmt.Println("2. starting the embedded stack: Temporal (SQLite), S3 (versitygw), one worker; keys from the param cache or a development setup")
 	t0 := time.Now()
-	st, err := d.start(ctx, []string{p.Name}, log)
+	st, err := d.start(ctx, []string{p.Name}, logs, os.Stdout)
 	if err != nil {
 		return err
 	}
@@ -76,10 +81,10 @@ func runDemo(ctx context.Context, args []string) error {
 	fmt.Printf("   up in %v: temporal %s, s3 http://%s\n", time.Since(t0).Round(time.Millisecond), st.temporal.Addr(), st.s3Addr)
 
 	// 3. Submit and wait.
-	hc, _ := d.hostCfg()
 	fmt.Printf("3. submitting; the worker proves up to %d partitions at once (--partition-workers)\n", hc.PartitionWorkers)
 	tb := time.Now()
-	res, err := submitAndWait(ctx, st.client, st.store, files, hc.ParamsDir, batch.Options{BatchID: fmt.Sprintf("demo-%d", first)}, true)
+	batchID := fmt.Sprintf("demo-%d", first)
+	res, err := submitAndWait(ctx, st.client, st.store, files, hc.ParamsDir, batch.Options{BatchID: batchID}, true)
 	if err != nil {
 		return err
 	}
@@ -120,7 +125,17 @@ func runDemo(ctx context.Context, args []string) error {
 		ps, ds := wall.Seconds()/float64(len(files)), dw.Seconds()/float64(len(files))
 		fmt.Printf("direct mode (same process, no Temporal, partitions in sequence): %.2f s/proof; pipeline %.2f s/proof: ratio %.3f\n", ds, ps, ps/ds)
 	}
+	afterwards(shown, logs, batchID)
 	return nil
+}
+
+// afterwards tells where the run's timings are and how to look at its
+// batch again: the demo's stack ends with it, and `c2flow dev` on its own
+// directory (.c2flow/dev) does not know the batch.
+func afterwards(shownDir string, logs *runLogs, batchID string) {
+	log := relTo(shownDir, logs.path)
+	fmt.Printf("\nthis run's log: %s (phase timings: c2flow bench stats %s)%s\n", log, log, serverLogNote(shownDir, logs))
+	fmt.Printf("to look at this batch again: c2flow dev --dir %s, then in another shell: c2flow status %s\n", shownDir, batchID)
 }
 
 func verifyStored(ctx context.Context, store *storage.Store, keys *params.Keys, c1file string, ref job.SectorRef) error {

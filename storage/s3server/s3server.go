@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/versity/versitygw/auth"
 	"github.com/versity/versitygw/backend/meta"
 	"github.com/versity/versitygw/backend/posix"
 	"github.com/versity/versitygw/embedgw"
@@ -27,6 +28,9 @@ type Config struct {
 	Dir       string // data directory (buckets are its subdirectories)
 	AccessKey string
 	SecretKey string
+	// Verbose lets versitygw print its per-request lines on stdout; off,
+	// the server prints nothing.
+	Verbose bool
 }
 
 // Run serves S3 on cfg.Addr until ctx ends.
@@ -63,11 +67,16 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("s3server: posix backend: %w", err)
 	}
 	defer be.Shutdown()
-	err = embedgw.RunVersityGW(ctx, be, &embedgw.Config{
+	gw := &embedgw.Config{
 		RootUserAccess: cfg.AccessKey, RootUserSecret: cfg.SecretKey, Region: "us-east-1",
 		Ports: []string{cfg.Addr}, MaxConnections: 250000, MaxRequests: 100000,
-		MultipartMaxParts: 10000, Quiet: true,
-	})
+		MultipartMaxParts: 10000, Quiet: !cfg.Verbose,
+	}
+	// The single-account IAM the gateway would pick itself, made here:
+	// versitygw's own choice prints "No IAM service configured, enabling
+	// single account mode" on stdout.
+	gw.IAMService = auth.NewIAMServiceSingle(gw.IamOpts().RootAccount)
+	err = embedgw.RunVersityGW(ctx, be, gw)
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return fmt.Errorf("s3server: %w", err)
 	}

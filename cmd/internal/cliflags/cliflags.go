@@ -7,6 +7,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -146,17 +147,51 @@ func (l *Log) Add(fs *flag.FlagSet, defLevel string) {
 }
 
 // Logger builds the slog logger (to stderr).
-func (l *Log) Logger() (*slog.Logger, error) {
+func (l *Log) Logger() (*slog.Logger, error) { return l.LoggerTo(nil) }
+
+// LoggerTo builds the logger of Logger that also writes to file, when it
+// is not nil, every record at info and above (at --log-level when that is
+// lower), in the --log-format: a run's own log, which keeps the timing
+// lines (SYNTH_END, GPU_START, GPU_END, FINALIZE_END) that the terminal's
+// level may drop.
+func (l *Log) LoggerTo(file io.Writer) (*slog.Logger, error) {
+	lv, err := l.level()
+	if err != nil {
+		return nil, err
+	}
+	h, err := l.handler(os.Stderr, lv)
+	if err != nil {
+		return nil, err
+	}
+	if file == nil {
+		return slog.New(h), nil
+	}
+	fh, _ := l.handler(file, min(lv, slog.LevelInfo))
+	return slog.New(slog.NewMultiHandler(h, fh)), nil
+}
+
+// Debug reports whether --log-level asks for debug: then third-party logs
+// (the embedded Temporal and S3 servers') go to the terminal too.
+func (l *Log) Debug() bool {
+	lv, err := l.level()
+	return err == nil && lv <= slog.LevelDebug
+}
+
+func (l *Log) level() (slog.Level, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(l.Level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return lv, fmt.Errorf("--log-level: %w", err)
 	}
+	return lv, nil
+}
+
+func (l *Log) handler(w io.Writer, lv slog.Level) (slog.Handler, error) {
 	o := &slog.HandlerOptions{Level: lv}
 	switch strings.ToLower(l.Format) {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, o)), nil
+		return slog.NewTextHandler(w, o), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, o)), nil
+		return slog.NewJSONHandler(w, o), nil
 	}
 	return nil, fmt.Errorf("--log-format: %q is neither text nor json", l.Format)
 }
