@@ -245,3 +245,19 @@ func (s *Slots) Busy() map[string]time.Duration {
 	}
 	return out
 }
+
+// NewBackendSlots returns the device slots of a backend by name: "cpu"
+// pseudo-devices (cpuDevices of them), or the listed CUDA devices (all
+// visible when none are listed; a build without the cuda tag says so).
+func NewBackendSlots(backend string, devices []int, cpuDevices int) (*Slots, error) {
+	switch backend {
+	case "", "cpu":
+		if len(devices) > 0 {
+			return nil, fmt.Errorf("--devices selects CUDA devices; the cpu backend takes --cpu-devices")
+		}
+		return CPUSlots(max(1, cpuDevices), 0)
+	case "cuda":
+		return CUDASlots(devices)
+	}
+	return nil, fmt.Errorf("unknown backend %q (cpu or cuda)", backend)
+}

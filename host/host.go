@@ -160,7 +160,7 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		cfg.Backend = "sim"
 		slots, err = cfg.Sim.Slots(cfg.ID)
 	} else {
-		slots, err = NewSlots(cfg.Backend, cfg.Devices, cfg.CPUDevices)
+		slots, err = gpu.NewBackendSlots(backendName(cfg.Backend), cfg.Devices, cfg.CPUDevices)
 	}
 	if err != nil {
 		return nil, err
@@ -309,21 +309,6 @@ func deviceWorker(c client.Client, base worker.Options, queue string, concurrenc
 	return wk
 }
 
-// NewSlots returns the device slots of a backend: cpu pseudo-devices, or
-// the listed CUDA devices (all visible when none are listed).
-func NewSlots(backend string, devices []int, cpuDevices int) (*gpu.Slots, error) {
-	switch backendName(backend) {
-	case "cpu":
-		if len(devices) > 0 {
-			return nil, fmt.Errorf("--devices selects CUDA devices; the cpu backend takes --cpu-devices")
-		}
-		return gpu.CPUSlots(max(1, cpuDevices), 0)
-	case "cuda":
-		return gpu.CUDASlots(devices)
-	}
-	return nil, fmt.Errorf("unknown backend %q (cpu or cuda)", backend)
-}
-
 func backendName(b string) string {
 	if b == "" {
 		return "cpu"
@@ -344,7 +329,7 @@ func (w *Worker) Stats() Stats {
 		devs = append(devs, d.Name())
 	}
 	return Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: devs, Budget: w.budget.Stats(), Host: w.acts.Stats(),
-		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), PeakRSS: PeakRSS(), At: time.Now()}
+		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), PeakRSS: metrics.PeakRSS(), At: time.Now()}
 }
 
 // Run starts the workers and blocks until ctx ends, then stops them:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/stats"
 )
 
@@ -82,7 +83,7 @@ func newReport(cfg Config, rec *Recorder, hs []host.Stats, busy time.Duration, s
 	r := &Report{Workers: cfg.Workers, DevicesPerWorker: cfg.DevicesPerWorker, Devices: cfg.Workers * cfg.DevicesPerWorker,
 		Sectors: cfg.Sectors, Budget: cfg.Budget, MaxInFlight: cfg.MaxInFlight, Model: cfg.Model.Source, Scale: cfg.Model.Scale,
 		ArrivalOrder: cfg.ArrivalOrder, QueuePartitions: max(1, cfg.QueuePartitions), Failed: failed, WallS: finished.Sub(submitted).Seconds(),
-		Dispatch: map[string]Latency{}, Handoff: map[string]Latency{}, PeakRSS: host.PeakRSS()}
+		Dispatch: map[string]Latency{}, Handoff: map[string]Latency{}, PeakRSS: metrics.PeakRSS()}
 	r.MeanDeviceMS = ms(cfg.Model.MeanDevice())
 	r.IdealRate = float64(r.Devices) / (r.MeanDeviceMS / 1000)
 	r.DeviceBusy = busy.Seconds() / (float64(r.Devices) * r.WallS)

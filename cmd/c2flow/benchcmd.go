@@ -11,7 +11,7 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/bench"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
-	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/stats"
 )
@@ -185,7 +185,7 @@ func startRSSSampler(every time.Duration) *rssSampler {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			peak = max(peak, host.RSS())
+			peak = max(peak, metrics.RSS())
 			select {
 			case <-t.C:
 			case <-s.quit:

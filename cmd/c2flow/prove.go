@@ -8,7 +8,6 @@ import (
 
 	"github.com/c2flow/c2flow/bench"
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
@@ -46,7 +45,7 @@ func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prov
 		return nil, nil, err
 	}
 	// Devices first: a build without CUDA says so before any setup runs.
-	slots, err := host.NewSlots(f.backend, ids, f.devices)
+	slots, err := gpu.NewBackendSlots(f.backend, ids, f.devices)
 	if err != nil {
 		return nil, nil, err
 	}
