@@ -39,6 +39,8 @@ func commands() map[string]command {
 		"verify":  {"verify --c1 FILE --proof FILE: check a C2 proof against its C1 with the cached verifying key", runVerify},
 		"fleet":   {"the workers polling the shared queues: id, host, roles, devices, budget, as Temporal sees them", runFleet},
 		"sim":     {"fleet-scale simulation: W simulated worker hosts on the real workflows, Temporal and budgets; throughput vs ideal, scheduling overhead", runSim},
+
+		"verify-seal": {"verify-seal --vk FILE RECORDS...: verify Filecoin seal proofs (rust-fil-proofs' regression record lines) with a bellperson .vk", runVerifySeal},
 	}
 }
 
