@@ -2,24 +2,32 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 )
 
 func runCircuit(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: c2flow circuit info|setup --profile P")
+		return fmt.Errorf("usage: c2flow circuit info --proof NAME | info|setup --profile P")
 	}
 	sub, args := args[0], args[1:]
 	fs := newFlags("circuit " + sub)
-	profile := fs.String("profile", "32KiB", "profile: "+fmt.Sprint(porep.ProfileNames()))
+	profile := fs.String("profile", "32KiB", "profile of the test scheme: "+fmt.Sprint(porep.ProfileNames()))
+	proof := fs.String("proof", "", "info: a registered Filecoin seal proof, whose StackedCircuit partition is counted (exclusive with --profile): "+strings.Join(proofs.Names(), ", "))
 	dir := fs.String("params", params.DefaultDir(), "local parameter cache")
 	localOnly := fs.Bool("local-only", false, "setup: keep the keys in the local cache only (default: publish them to the --s3-* storage, where workers and submit find them)")
 	var lf logFlags
@@ -28,6 +36,21 @@ func runCircuit(ctx context.Context, args []string) error {
 	sf.Add(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["proof"] {
+		if set["profile"] {
+			return errors.New("circuit: --proof and --profile are exclusive")
+		}
+		if sub != "info" {
+			return fmt.Errorf("circuit %s: --proof is only for info (Filecoin proofs use Filecoin's published parameters)", sub)
+		}
+		info, err := proofs.ByName(*proof)
+		if err != nil {
+			return fmt.Errorf("circuit info: %w", err)
+		}
+		return filecoinCircuitInfo(os.Stdout, info)
 	}
 	p, err := porep.LookupProfile(*profile)
 	if err != nil {
@@ -96,6 +119,52 @@ func circuitInfo(p porep.Profile) error {
 	fmt.Fprintf(w, "proving key (raw)\t<= %s\n", human(pk))
 	fmt.Fprintf(w, "compile time\t%v\n", compile.Round(time.Millisecond))
 	return w.Flush()
+}
+
+// filecoinCircuitInfo counts one partition of a registered proof's
+// StackedCircuit (the blank circuit, with r1cs.Counter: no matrix is
+// stored, so the 32GiB circuit fits a small machine) and writes its sizes
+// to w: human lines, then one line of exactly the key=value pairs
+// constraints= (as synthesized, without bellperson's per-input
+// constraints) inputs= (ONE included) aux= a_nnz= b_nnz= c_nnz= (nonzeros
+// without the per-input constraints), then the synthesis memory of one
+// partition.
+func filecoinCircuitInfo(w io.Writer, info proofs.SealProofInfo) error {
+	s := circuit.ShapeOf(info)
+	t0 := time.Now()
+	cnt := r1cs.NewCounter()
+	if err := circuit.Synthesize(cnt, s, nil); err != nil {
+		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	}
+	if err := cnt.Err(); err != nil {
+		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	}
+	took := time.Since(t0)
+	st := cnt.Stats()
+	// bellperson's prover appends input_i · 0 = 0 per input: a, b and c
+	// have one entry per synthesized constraint and per input.
+	rows := uint64(st.Constraints) + uint64(st.Inputs)
+	abc := 3 * 32 * rows
+	assignment := 32 * uint64(st.Inputs+st.Aux)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "proof\t%s (id %d, api %v)\n", info.Name, info.ID(), info.APIVersion)
+	fmt.Fprintf(tw, "sector\t%s, %d nodes, %d layers, tree R/C %s\n", human(info.SectorSize), info.Nodes, info.Layers, info.TreeR)
+	fmt.Fprintf(tw, "partitions\t%d x %d challenges\n", info.Partitions, info.ChallengesPerPartition)
+	fmt.Fprintf(tw, "circuit shape\t%v\n", s)
+	fmt.Fprintf(tw, "constraints / partition\t%d synthesized + %d per-input = %d (FFT domain 2^%d)\n", st.Constraints, st.Inputs, rows, log2(int(rows)))
+	fmt.Fprintf(tw, "variables\t%d inputs (ONE included), %d aux\n", st.Inputs, st.Aux)
+	fmt.Fprintf(tw, "nonzeros\tA %d, B %d, C %d (synthesized constraints)\n", st.ANNZ, st.BNNZ, st.CNNZ)
+	fmt.Fprintf(tw, "densities\tA aux %d, B inputs %d, B aux %d\n", st.AAuxDensity, st.BInputDensity, st.BAuxDensity)
+	fmt.Fprintf(tw, "count time\t%v\n", took.Round(time.Millisecond))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "constraints=%d inputs=%d aux=%d a_nnz=%d b_nnz=%d c_nnz=%d\n",
+		st.Constraints, st.Inputs, st.Aux, st.ANNZ, st.BNNZ, st.CNNZ)
+	_, err := fmt.Fprintf(w, "synthesis memory per partition: %d B (%s) = a, b, c %d B (%s: 3 x 32 B x %d rows, the constraints and the per-input ones) + assignment %d B (%s: 32 B x %d inputs and aux)\n",
+		abc+assignment, human(abc+assignment), abc, human(abc), rows, assignment, human(assignment), st.Inputs+st.Aux)
+	return err
 }
 
 func log2(n int) int {

@@ -34,5 +34,9 @@
 // counts of rust-fil-proofs' stacked_circuit.rs, por_circuit.rs,
 // create_label.rs and hash.rs tests, and (opt-in, see big_test.go) the
 // 32GiB partition sizes curio's cuzk measured from rust-fil-proofs'
-// circuit.
+// circuit. Opt-in too (C2FLOW_FILECOIN_SETUP=1, see groth16_test.go): a
+// development Groth16 setup over the recorded 2KiB R1CS, cached on disk by
+// its digest, a proof of a sealed sector by c2flow's split prover, and
+// gnark's verifier accepting it with the public inputs computed from public
+// data alone.
 package circuit

@@ -14,7 +14,7 @@ import (
 type Counter struct {
 	st              Stats
 	aAux, bIn, bAux bitset
-	canon           []Term
+	canon           canonBuf
 	overflow        error
 	scr             scratch
 }
@@ -53,24 +53,23 @@ func (c *Counter) AllocInput(fr.Element) Variable {
 // Enforce implements [System].
 func (c *Counter) Enforce(_ string, a, b, cc LC) {
 	c.st.Constraints++
-	c.canon = canonical(c.canon, a)
-	c.st.ANNZ += len(c.canon)
-	for i := range c.canon {
-		if v := c.canon[i].Var; v.IsAux() {
+	t := c.canon.canonical(a)
+	c.st.ANNZ += len(t)
+	for i := range t {
+		if v := t[i].Var; v.IsAux() {
 			c.aAux.set(v.Index())
 		}
 	}
-	c.canon = canonical(c.canon, b)
-	c.st.BNNZ += len(c.canon)
-	for i := range c.canon {
-		if v := c.canon[i].Var; v.IsAux() {
+	t = c.canon.canonical(b)
+	c.st.BNNZ += len(t)
+	for i := range t {
+		if v := t[i].Var; v.IsAux() {
 			c.bAux.set(v.Index())
 		} else {
 			c.bIn.set(v.Index())
 		}
 	}
-	c.canon = canonical(c.canon, cc)
-	c.st.CNNZ += len(c.canon)
+	c.st.CNNZ += len(c.canon.canonical(cc))
 }
 
 // Push implements [System]; it does nothing.

@@ -2,7 +2,6 @@ package r1cs
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -145,42 +144,71 @@ func addTerm(acc fr.Element, c, x, tmp *fr.Element) fr.Element {
 	return acc
 }
 
-// canonical writes into dst[:0] the terms of lc sorted by variable (inputs
-// first, then aux, each ascending: bellpepper's iteration order), repeated
-// variables merged and zero coefficients dropped, and returns it.
-func canonical(dst []Term, lc LC) []Term {
-	dst = dst[:0]
-	sorted := true
-	for i := 1; i < len(lc); i++ {
-		if lc[i].Var <= lc[i-1].Var {
-			sorted = false
-			break
+// canonBuf holds the buffers canonical sorts in, reused across calls.
+type canonBuf struct {
+	a, b []Term
+	runs []int
+}
+
+// canonical returns the terms of lc sorted by variable (inputs first, then
+// aux, each ascending: bellpepper's iteration order), repeated variables
+// merged and zero coefficients dropped. The result is lc itself when lc is
+// already canonical, otherwise it lives in cb's buffers; it is valid until
+// the next call or until lc changes, and must not be modified.
+//
+// The long LCs circuits build (MultiEq's and AddMany's sums of operand bits,
+// packings) are concatenations of a few ascending runs, so they are sorted
+// by merging runs: O(n log r) moves for r runs, n for a sorted LC. The
+// order in which terms of one variable meet does not matter: their
+// coefficients are summed, exactly, in the field.
+func (cb *canonBuf) canonical(lc LC) []Term {
+	runs, dup, zero := 1, false, false
+	for i := range lc {
+		if lc[i].Coeff.IsZero() {
+			zero = true
+		}
+		if i == 0 {
+			continue
+		}
+		switch {
+		case lc[i].Var < lc[i-1].Var:
+			runs++
+		case lc[i].Var == lc[i-1].Var:
+			dup = true
 		}
 	}
-	if sorted {
+	if runs == 1 && !dup {
+		if !zero {
+			return lc // already canonical
+		}
+		dst := cb.a[:0]
 		for i := range lc {
 			if !lc[i].Coeff.IsZero() {
 				dst = append(dst, lc[i])
 			}
 		}
+		cb.a = dst
 		return dst
 	}
-	dst = append(dst, lc...)
-	slices.SortStableFunc(dst, func(a, b Term) int {
-		switch {
-		case a.Var < b.Var:
-			return -1
-		case a.Var > b.Var:
-			return 1
+	src := append(cb.a[:0], lc...)
+	cb.a = src
+	switch {
+	case runs == 1:
+	case len(src) <= 12:
+		for i := 1; i < len(src); i++ {
+			for j := i; j > 0 && src[j].Var < src[j-1].Var; j-- {
+				src[j], src[j-1] = src[j-1], src[j]
+			}
 		}
-		return 0
-	})
-	out := dst[:0]
-	for i := 0; i < len(dst); {
-		t := dst[i]
+	default:
+		src = cb.mergeRuns(src)
+	}
+	out := src[:0]
+	for i := 0; i < len(src); {
+		t := src[i]
 		j := i + 1
-		for ; j < len(dst) && dst[j].Var == t.Var; j++ {
-			t.Coeff.Add(&t.Coeff, &dst[j].Coeff)
+		for ; j < len(src) && src[j].Var == t.Var; j++ {
+			t.Coeff.Add(&t.Coeff, &src[j].Coeff)
 		}
 		if !t.Coeff.IsZero() {
 			out = append(out, t)
@@ -188,4 +216,51 @@ func canonical(dst []Term, lc LC) []Term {
 		i = j
 	}
 	return out
+}
+
+// mergeRuns sorts src (cb.a) by variable by merging its ascending runs
+// pairwise, ping-ponging between cb.a and cb.b; it returns the sorted
+// slice, which is one of the two.
+func (cb *canonBuf) mergeRuns(src []Term) []Term {
+	bounds := append(cb.runs[:0], 0)
+	for i := 1; i < len(src); i++ {
+		if src[i].Var < src[i-1].Var {
+			bounds = append(bounds, i)
+		}
+	}
+	bounds = append(bounds, len(src))
+	if cap(cb.b) < len(src) {
+		cb.b = make([]Term, len(src), cap(src))
+	}
+	dst := cb.b[:len(src)]
+	for len(bounds) > 2 {
+		nb := bounds[:1]
+		for r := 0; r+1 < len(bounds); r += 2 {
+			lo := bounds[r]
+			if r+2 >= len(bounds) { // odd run out: copy it over
+				copy(dst[lo:], src[lo:])
+				nb = append(nb, len(src))
+				break
+			}
+			mid, hi := bounds[r+1], bounds[r+2]
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				if src[j].Var < src[i].Var {
+					dst[k] = src[j]
+					j++
+				} else {
+					dst[k] = src[i]
+					i++
+				}
+				k++
+			}
+			k += copy(dst[k:], src[i:mid])
+			copy(dst[k:], src[j:hi])
+			nb = append(nb, hi)
+		}
+		bounds = nb
+		src, dst = dst, src
+	}
+	cb.runs = bounds
+	return src
 }

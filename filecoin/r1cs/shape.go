@@ -58,7 +58,7 @@ type Shape struct {
 	coeffID map[fr.Element]uint32
 	// oneID, minusOneID cache the ids of 1 and −1, plus one (0: unknown).
 	oneID, minusOneID uint32
-	canon             []Term
+	canon             canonBuf
 	overflow          error
 	scr               scratch
 }
@@ -143,12 +143,9 @@ func (s *Shape) Enforce(_ string, a, b, c LC) {
 }
 
 func (s *Shape) record(a, b, c LC) {
-	s.canon = canonical(s.canon, a)
-	s.A.appendRow(s.canon, s.id)
-	s.canon = canonical(s.canon, b)
-	s.B.appendRow(s.canon, s.id)
-	s.canon = canonical(s.canon, c)
-	s.C.appendRow(s.canon, s.id)
+	s.A.appendRow(s.canon.canonical(a), s.id)
+	s.B.appendRow(s.canon.canonical(b), s.id)
+	s.C.appendRow(s.canon.canonical(c), s.id)
 }
 
 // Push implements [System]; it does nothing.
