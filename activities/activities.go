@@ -41,16 +41,9 @@ type Host struct {
 	EarlyG2 bool
 	// HeartbeatEvery is the interval of heartbeats from long activities.
 	HeartbeatEvery time.Duration
-	// FaultyFinalize corrupts every proof (tests of the no-invalid-proof
-	// guarantee only).
-	FaultyFinalize bool
-	// PauseAt freezes the host the first time an activity reaches this
-	// phase (synth, device or finalize): it writes PauseFile, takes no new
-	// synthesis and the activity waits for cancellation. Fault tests use it
-	// to kill -9 a worker at a known point.
-	PauseAt   string
-	PauseFile string
-	paused    atomic.Bool
+	// Hooks are fault-injection points for tests; nil in production.
+	Hooks  *Hooks
+	paused atomic.Bool
 	// Metrics, if set, records phase durations, retries and failures.
 	Metrics *metrics.Metrics
 	// spill carries witnesses between synthesis-only and device hosts;
@@ -178,14 +171,28 @@ func (h *Host) phase(name string, d time.Duration) {
 	}
 }
 
-// pause implements PauseAt for phase; it returns ctx's error once paused.
+// Hooks are a host's fault-injection points, for tests only.
+type Hooks struct {
+	// FaultyFinalize corrupts every proof (tests of the no-invalid-proof
+	// guarantee).
+	FaultyFinalize bool `json:"faulty_finalize,omitempty"`
+	// PauseAt freezes the host the first time an activity reaches this
+	// phase (synth, device or finalize): it writes PauseFile, takes no new
+	// synthesis and the activity waits for cancellation. Fault tests use it
+	// to kill -9 a worker at a known point.
+	PauseAt   string `json:"pause_at,omitempty"`
+	PauseFile string `json:"pause_file,omitempty"`
+}
+
+// pause implements Hooks.PauseAt for phase; it returns ctx's error once
+// paused.
 func (h *Host) pause(ctx context.Context, phase string) error {
-	if h.PauseAt != phase || !h.paused.CompareAndSwap(false, true) {
+	if h.Hooks == nil || h.Hooks.PauseAt != phase || !h.paused.CompareAndSwap(false, true) {
 		return nil
 	}
 	h.Budget.freeze()
-	if h.PauseFile != "" {
-		os.WriteFile(h.PauseFile, []byte(phase), 0o644)
+	if h.Hooks.PauseFile != "" {
+		os.WriteFile(h.Hooks.PauseFile, []byte(phase), 0o644)
 	}
 	h.Log.Warn("paused for a fault test", "phase", phase)
 	<-ctx.Done()
@@ -570,7 +577,7 @@ func (h *Host) doFinalize(ctx context.Context, in job.HandleInput) (job.Finalize
 		if err != nil {
 			return out{}, err
 		}
-		if h.FaultyFinalize {
+		if h.Hooks != nil && h.Hooks.FaultyFinalize {
 			proof.Krs.Double(&proof.Krs)
 		}
 		if err := prover.Verify(w.pr.Keys.VK, w.c1.Statement(), w.k, proof); err != nil {

@@ -53,14 +53,12 @@ type Config struct {
 	CPUDevices       int    // cpu: pseudo-devices sharing the cores
 	FinalizeSlots    int    // concurrent finalizes (0: one per device)
 	EarlyG2          bool
-	WitnessTTL       time.Duration    // idle witnesses are dropped after it (0: 15m)
-	DrainTimeout     time.Duration    // on stop, time given to witnesses in memory to finish (0: 2m)
-	ParamsDir        string           // local parameter cache
-	StatsFile        string           // if set, JSON stats are written here every second and at exit
-	FaultyFinalize   bool             // tests only: corrupt every proof
-	PauseAt          string           // tests only: freeze at synth, device or finalize (see activities.Host)
-	Metrics          *metrics.Metrics `json:"-"` // optional: Prometheus metrics (the client's SDK handler too)
-	PauseFile        string
+	WitnessTTL       time.Duration     // idle witnesses are dropped after it (0: 15m)
+	DrainTimeout     time.Duration     // on stop, time given to witnesses in memory to finish (0: 2m)
+	ParamsDir        string            // local parameter cache
+	StatsFile        string            // if set, JSON stats are written here every second and at exit
+	Hooks            *activities.Hooks // tests only: fault injection (nil in production)
+	Metrics          *metrics.Metrics  `json:"-"` // optional: Prometheus metrics (the client's SDK handler too)
 	Log              *slog.Logger
 	// Spill is where split roles pass witnesses: "dir:PATH" (a disk every
 	// host mounts) or "s3" (the artifact store, under spill/).
@@ -205,7 +203,7 @@ func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config)
 		h = cfg.Sim.Host(cfg.ID, budget, slots, cfg.Log)
 	} else {
 		ph := activities.NewHost(cfg.ID, store, keys, slots, budget, cfg.Log)
-		ph.FaultyFinalize, ph.PauseAt, ph.PauseFile, ph.Metrics = cfg.FaultyFinalize, cfg.PauseAt, cfg.PauseFile, cfg.Metrics
+		ph.Hooks, ph.Metrics = cfg.Hooks, cfg.Metrics
 		ph.SetSpill(spill, slices.Contains(cfg.Roles, RoleSynth))
 		fin := cfg.FinalizeSlots
 		if fin <= 0 {

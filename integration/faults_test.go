@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/job"
@@ -54,7 +55,7 @@ func TestKillWorkerMidPhase(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 			defer cancel()
 			pauseFile := filepath.Join(t.TempDir(), "paused")
-			a := s.startWorker("a", host.Config{PartitionWorkers: 1, PauseAt: phase, PauseFile: pauseFile})
+			a := s.startWorker("a", host.Config{PartitionWorkers: 1, Hooks: &activities.Hooks{PauseAt: phase, PauseFile: pauseFile}})
 			c1 := poreptest.Sector(t, "32KiB", uint64(300+i)).C1()
 			ref := s.putC1(c1)
 			id := "kill-" + phase
@@ -307,7 +308,7 @@ func TestInvalidProofNeverStored(t *testing.T) {
 	s := newStack(t, "2KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	w := s.startWorker("faulty", host.Config{PartitionWorkers: 1, FaultyFinalize: true})
+	w := s.startWorker("faulty", host.Config{PartitionWorkers: 1, Hooks: &activities.Hooks{FaultyFinalize: true}})
 	c1 := poreptest.Sector(t, "2KiB", 700).C1()
 	res := s.run(ctx, batch.Options{BatchID: "faulty", PartitionRetries: 2}, []job.SectorRef{s.putC1(c1)})
 	if r := res.Sectors[0]; r.Status != job.StatusFailed || !strings.Contains(r.Error, "proof rejected") {
