@@ -72,13 +72,7 @@ type Config struct {
 // Activities are what a worker process registers on its queues: the
 // prover's (activities.Host) or a simulation's.
 type Activities interface {
-	ValidateC1(context.Context, job.SectorInput) (job.ValidateOutput, error)
-	Synthesize(context.Context, job.SynthInput) (job.SynthOutput, error)
-	DevicePhase(context.Context, job.HandleInput) (job.DeviceOutput, error)
-	Finalize(context.Context, job.HandleInput) (job.FinalizeOutput, error)
-	StoreC2(context.Context, job.StoreInput) (job.StoreOutput, error)
-	LookupC2(context.Context, job.SectorRef) (job.LookupOutput, error)
-	Release(context.Context, job.HandleInput) error
+	job.Activities
 	// Witnesses is the number of synthesized partitions in memory.
 	Witnesses() int
 	ExpireWitnesses(ctx context.Context, ttl time.Duration)

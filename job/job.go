@@ -6,6 +6,7 @@
 package job
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"time"
@@ -30,7 +31,8 @@ func FinalizeQueue(host string) string { return "c2flow-host-" + host + "-finali
 // ControlQueue is a host's queue for bookkeeping (releasing witnesses).
 func ControlQueue(host string) string { return "c2flow-host-" + host + "-control" }
 
-// Activity names.
+// Activity names: the workflows call activities by these names, and each
+// is the method of Activities with the same name.
 const (
 	ActValidateC1  = "ValidateC1"
 	ActSynthesize  = "Synthesize"
@@ -40,6 +42,29 @@ const (
 	ActLookupC2    = "LookupC2"
 	ActRelease     = "Release"
 )
+
+// Activities are the activities the workflows run, one method per name
+// above (a worker registers each method under its name). Real hosts
+// (activities.Host) and simulated ones (sim.Host) implement it.
+type Activities interface {
+	// ValidateC1 (workflow queue): strict decoding and native verification
+	// of a sector's C1; a bad one is a non-retryable ErrBadC1.
+	ValidateC1(context.Context, SectorInput) (ValidateOutput, error)
+	// Synthesize (synthesis queue, slots = the host's memory budget): one
+	// partition's witness, held on the host (or spilled).
+	Synthesize(context.Context, SynthInput) (SynthOutput, error)
+	// DevicePhase (the holding host's device queue): NTTs and G1 MSMs.
+	DevicePhase(context.Context, HandleInput) (DeviceOutput, error)
+	// Finalize (the holding host's finalize queue): B in G2, assembly,
+	// verification of the partition proof.
+	Finalize(context.Context, HandleInput) (FinalizeOutput, error)
+	// StoreC2 (workflow queue): assemble, verify, store conditionally.
+	StoreC2(context.Context, StoreInput) (StoreOutput, error)
+	// LookupC2 (workflow queue): a sector's stored C2, checked.
+	LookupC2(context.Context, SectorRef) (LookupOutput, error)
+	// Release (the holding host's control queue): drop a witness.
+	Release(context.Context, HandleInput) error
+}
 
 // Application error types.
 const (
