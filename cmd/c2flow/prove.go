@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -79,17 +80,29 @@ func readC1(path string) (*porep.C1, error) {
 
 func runProve(ctx context.Context, args []string) error {
 	fs := newFlags("prove")
-	in := fs.String("c1", "", "C1 file (JSON)")
-	out := fs.String("out", "", "C2 output file (default: <c1 without .c1.json>.c2)")
+	in := fs.String("c1", "", "C1 file (JSON): c2flow's own, or a Filecoin SealCommitPhase1Output (raw or Commit2In), proved under Filecoin's parameters in --params (then Filecoin's parameter directory; default $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters)")
+	out := fs.String("out", "", "C2 output file (default: <c1 without .c1.json>.c2; Filecoin C1: <c1 without .c1.json>.proof, the partitions' 192-byte proofs concatenated)")
 	var pf proverFlags
 	pf.add(fs)
 	pf.Level = "warn"
 	pf.logFlags.add(fs)
+	var ff filecoinProveFlags
+	ff.add(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *in == "" {
 		return fmt.Errorf("prove: --c1 is required")
+	}
+	if ff.vk != "" || ff.pkParams != "" || looksFilecoin(*in) {
+		// --params names Filecoin's parameter directory here.
+		dir := filecoinParamsDir()
+		fs.Visit(func(fl *flag.Flag) {
+			if fl.Name == "params" {
+				dir = pf.params
+			}
+		})
+		return proveFilecoin(ctx, *in, *out, dir, &ff, &pf, os.Stdout, os.Stderr)
 	}
 	c1, err := readC1(*in)
 	if err != nil {

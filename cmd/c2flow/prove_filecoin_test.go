@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/params/paramstest"
+)
+
+// sealFilecoin2KiB seals one 2KiB sector (id 7) with c2flow seal into a
+// new directory and returns the C1 file's path.
+func sealFilecoin2KiB(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := runSeal(context.Background(), []string{"--proof", "StackedDrg2KiBV1_1", "--sectors", "1", "--first-id", "7", "--out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "7.c1.json")
+}
+
+// tamperC1 rewrites the C1 at path with another seed than its sector's.
+func tamperC1(t *testing.T, path string) {
+	t.Helper()
+	a, err := c1.DecodeFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.C1.Seed[5] ^= 1
+	if err := writeFilecoinC1(path, a.C1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeTestVK(t *testing.T, path string, numInputs int) {
+	t.Helper()
+	key, err := groth.NewTrapdoorKey(numInputs, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := key.VK.WriteTo(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Without parameters that fit, the Filecoin path of c2flow prove fails
+// with an error naming what it looked for and listing what it found (a
+// pair of another tree shape, a .vk without .params, a .vk whose IC count
+// is another circuit's); a C1 that does not verify natively is refused
+// before any parameter is looked at; nothing is written.
+func TestProveFilecoinNoParams(t *testing.T) {
+	ctx := context.Background()
+	in := sealFilecoin2KiB(t)
+	own := t.TempDir()
+	if err := runSeal(ctx, []string{"--profile", "2KiB", "--sectors", "1", "--out", own}); err != nil {
+		t.Fatal(err)
+	}
+	if !looksFilecoin(in) || looksFilecoin(filepath.Join(own, "1.c1.json")) {
+		t.Fatalf("looksFilecoin: Filecoin C1 %v, c2flow's own C1 %v", looksFilecoin(in), looksFilecoin(filepath.Join(own, "1.c1.json")))
+	}
+	out := filepath.Join(t.TempDir(), "out.proof")
+	empty := t.TempDir()
+	err := runProve(ctx, []string{"--c1", in, "--params", empty, "--out", out})
+	if err == nil || !strings.Contains(err.Error(), "no .params/.vk pair for StackedDrg2KiBV1_1") ||
+		!strings.Contains(err.Error(), "poseidon_hasher-8-0-0-sha256_hasher-") || !strings.Contains(err.Error(), "found: nothing") {
+		t.Fatalf("empty --params: %v", err)
+	}
+
+	dir := t.TempDir()
+	const pre = filecoinPairPrefix
+	// 2KiB's circuit has 40 inputs (FILECOIN.md: the 2KiB .vk holds 40 IC
+	// points, as verifyseal_test.go's trapdoor keys); NewTrapdoorKey(n) has
+	// n IC points.
+	writeTestVK(t, filepath.Join(dir, pre+"8-8-0-sha256_hasher-aa.vk"), 40)
+	os.WriteFile(filepath.Join(dir, pre+"8-8-0-sha256_hasher-aa.params"), nil, 0o644)
+	writeTestVK(t, filepath.Join(dir, pre+"8-0-0-sha256_hasher-bb.vk"), 40) // no .params
+	writeTestVK(t, filepath.Join(dir, pre+"8-0-0-sha256_hasher-cc.vk"), 12)
+	os.WriteFile(filepath.Join(dir, pre+"8-0-0-sha256_hasher-cc.params"), nil, 0o644)
+	err = runProve(ctx, []string{"--c1", in, "--params", dir, "--out", out})
+	t.Logf("error: %v", err)
+	if err == nil {
+		t.Fatal("proved without parameters")
+	}
+	for _, want := range []string{"8-8-0-sha256_hasher-aa.vk (another tree shape)", "8-0-0-sha256_hasher-bb.vk (no .params beside it)",
+		"8-0-0-sha256_hasher-cc.vk (12 IC points, want 40)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q", want)
+		}
+	}
+	if err := runProve(ctx, []string{"--c1", in, "--vk", filepath.Join(dir, pre+"8-0-0-sha256_hasher-cc.vk")}); err == nil ||
+		!strings.Contains(err.Error(), "--vk and --pk-params go together") {
+		t.Fatalf("--vk alone: %v", err)
+	}
+
+	tamperC1(t, in)
+	err = runProve(ctx, []string{"--c1", in, "--params", empty, "--out", out})
+	if err == nil || !strings.Contains(err.Error(), "C1 does not verify") {
+		t.Fatalf("tampered C1: %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a proof file was written: %v", err)
+	}
+}
+
+// devSetupParams2KiB writes the 2KiB development setup that
+// filecoin/circuit's TestGroth16Filecoin2KiB cached (gnark keys under
+// paramstest.Dir()/filecoin/<digest>/) as a bellperson .params/.vk pair
+// named as Filecoin names the 2KiB pair, in a directory beside the cache
+// (written once), and returns that directory. It skips without the cache.
+func devSetupParams2KiB(t *testing.T, digest string) string {
+	t.Helper()
+	cache := filepath.Join(paramstest.Dir(), "filecoin", digest)
+	dir := filepath.Join(cache, "filecoin-params")
+	base := filepath.Join(dir, filecoinPairPrefix+"8-0-0-sha256_hasher-dev"+digest[:16])
+	if _, err := os.Stat(base + ".vk"); err == nil {
+		return dir // the .vk is written last
+	}
+	gvk, gpk := new(groth16bls.VerifyingKey), new(groth16bls.ProvingKey)
+	if err := readCached(filepath.Join(cache, "vk"), func(r io.Reader) error { _, err := gvk.ReadFrom(r); return err }); err != nil {
+		t.Skipf("no cached 2KiB development setup in %s (run filecoin/circuit's TestGroth16Filecoin2KiB with %s=1): %v", cache, filecoinSetupEnv, err)
+	}
+	if err := readCached(filepath.Join(cache, "pk.dump"), gpk.ReadDump); err != nil {
+		t.Fatal(err)
+	}
+	p, err := groth.FromGnark(gpk, gvk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		path string
+		w    io.WriterTo
+	}{{base + ".params", p}, {base + ".vk", &p.VK}} {
+		tmp := f.path + ".tmp"
+		fh, err := os.Create(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bw := bufio.NewWriterSize(fh, 1<<20)
+		if _, err := f.w.WriteTo(bw); err != nil {
+			t.Fatal(err)
+		}
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := fh.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, f.path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// The last step end to end: a 2KiB sector sealed by c2flow seal,
+// proved by c2flow prove --c1 FILE --params DIR under the development
+// setup of the recorded 2KiB circuit written as a Filecoin-named
+// .params/.vk pair (beside a decoy of another tree shape), the written
+// proof bytes accepted by verify-seal with the .vk as a seal record of the
+// sector's public data, and rejected with another seed.
+func TestProveFilecoinDevSetup2KiB(t *testing.T) {
+	if os.Getenv(filecoinSetupEnv) == "" {
+		t.Skipf("proves a 2KiB sector under the cached development setup (GBs, a minute or two); set %s=1 (after filecoin/circuit's TestGroth16Filecoin2KiB made the setup)", filecoinSetupEnv)
+	}
+	ctx := context.Background()
+	info, err := proofs.Lookup(proofs.StackedDrg2KiBV1_1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := t.TempDir()
+	t0 := time.Now()
+	_, digest, err := filecoinShape(shapes, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("shape %s recorded in %v", digest[:16], time.Since(t0))
+	// --params: links to the cached pair, beside a decoy of another shape
+	// (the decoy is not written into the shared cache).
+	cached := devSetupParams2KiB(t, digest)
+	dir := t.TempDir()
+	pair, _ := filepath.Glob(filepath.Join(cached, filecoinPairPrefix+"8-0-0-*"))
+	if len(pair) != 2 {
+		t.Fatalf("cached pair: %v", pair)
+	}
+	for _, p := range pair {
+		if err := os.Symlink(p, filepath.Join(dir, filepath.Base(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTestVK(t, filepath.Join(dir, filecoinPairPrefix+"8-8-0-sha256_hasher-decoy.vk"), 40)
+
+	in := sealFilecoin2KiB(t)
+	out := filepath.Join(t.TempDir(), "7.proof")
+	t0 = time.Now()
+	if err := runProve(ctx, []string{"--c1", in, "--params", dir, "--shape-cache", shapes, "--out", out}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("c2flow prove --c1 %s --params %s: %v", in, dir, time.Since(t0))
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != groth.ProofSize*info.Partitions {
+		t.Fatalf("proof file of %d bytes, want %d", len(b), groth.ProofSize*info.Partitions)
+	}
+	m, err := seal.ReadManifest(filepath.Join(filepath.Dir(in), "sectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := m.Public(m.Find("7.c1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &groth.SealRecord{
+		Config: groth.PoRepConfig{SectorSize: info.SectorSize, Partitions: info.Partitions, PoRepID: info.PoRepID, APIVersion: info.APIVersion, Features: info.Features},
+		CommR:  pub.CommR, CommD: pub.CommD, ProverID: pub.ProverID, SectorID: pub.SectorID,
+		Ticket: pub.Ticket, Seed: pub.Seed, Proof: b,
+	}
+	vks, _ := filepath.Glob(filepath.Join(dir, filecoinPairPrefix+"8-0-0-*.vk"))
+	if len(vks) != 1 {
+		t.Fatalf("vk files %v", vks)
+	}
+	for _, c := range []struct {
+		name string
+		mut  func(r *groth.SealRecord)
+		ok   bool
+	}{{"as proved", func(*groth.SealRecord) {}, true}, {"other seed", func(r *groth.SealRecord) { r.Seed[0] ^= 1 }, false}} {
+		r := *rec
+		c.mut(&r)
+		j, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "rec.json")
+		if err := os.WriteFile(p, append(j, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lines, err := runVS(t, "--vk", vks[0], p)
+		if ok := err == nil && len(lines) == 1 && strings.Contains(lines[0], ": ok ("); ok != c.ok {
+			t.Fatalf("%s: verify-seal %v %q", c.name, err, lines)
+		}
+	}
+}
