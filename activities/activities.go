@@ -145,6 +145,7 @@ func (h *Host) ExpireWitnesses(ctx context.Context, ttl time.Duration) {
 
 // observe records an activity's attempt and outcome; it returns err.
 func (h *Host) observe(ctx context.Context, name string, err error) error {
+	err = hostCanceled(ctx, h.ID, name, err)
 	if h.Metrics == nil {
 		return err
 	}
@@ -163,6 +164,18 @@ func (h *Host) observe(ctx context.Context, name string, err error) error {
 		h.Metrics.Failures.WithLabelValues(name, kind).Inc()
 	}
 	return err
+}
+
+// hostCanceled names an activity canceled on this worker, not by Temporal
+// (the SDK gave up on a heartbeat RPC of a starved host, the worker is
+// shutting down): the host's trouble, not the partition's, so the workflow
+// counts it on the host-loss budget (job.ErrHostLost). A cancel Temporal
+// delivered (the workflow asked for it) is left as it is.
+func hostCanceled(ctx context.Context, host, name string, err error) error {
+	if err == nil || ctx.Err() != context.Canceled || !errors.Is(err, context.Canceled) || temporal.IsCanceledError(context.Cause(ctx)) {
+		return err
+	}
+	return temporal.NewApplicationErrorWithCause(fmt.Sprintf("%s canceled on host %s: %v", name, host, context.Cause(ctx)), job.ErrHostLost, err)
 }
 
 func (h *Host) phase(name string, d time.Duration) {

@@ -3,12 +3,14 @@ package activities
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/gpu"
@@ -134,5 +136,30 @@ func assertNamed(t *testing.T, err error, want string) {
 	}
 	if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "<nil>") {
 		t.Fatalf("error %q: want it to name %q and no nil error", err, want)
+	}
+}
+
+// An activity canceled on its worker (not by Temporal) is reported as a
+// host loss; a cancel Temporal delivered, or any other error, is left as
+// it is.
+func TestHostCanceledIsHostLost(t *testing.T) {
+	local, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("heartbeat RPC gave up"))
+	err := hostCanceled(local, "h1", "DevicePhase", context.Canceled)
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != job.ErrHostLost || !strings.Contains(err.Error(), "heartbeat RPC gave up") {
+		t.Fatalf("worker-side cancel: %v", err)
+	}
+	byServer, cancel2 := context.WithCancelCause(context.Background())
+	cancel2(temporal.NewCanceledError())
+	if err := hostCanceled(byServer, "h1", "DevicePhase", context.Canceled); err != context.Canceled {
+		t.Fatalf("cancel requested by Temporal: %v", err)
+	}
+	other := errors.New("device error")
+	if err := hostCanceled(local, "h1", "DevicePhase", other); err != other {
+		t.Fatalf("another error on a canceled context: %v", err)
+	}
+	if err := hostCanceled(context.Background(), "h1", "DevicePhase", context.Canceled); err != context.Canceled {
+		t.Fatalf("context.Canceled on a live context: %v", err)
 	}
 }

@@ -77,6 +77,10 @@ const (
 	ErrInvalidProof = "InvalidProof"
 	// ErrNoKeys: the worker has no proving keys for the profile.
 	ErrNoKeys = "NoKeys"
+	// ErrHostLost: the activity was canceled on its worker, not by
+	// Temporal (a starved host's heartbeat gave up, a shutdown): counted
+	// on the host-loss budget, like a heartbeat timeout.
+	ErrHostLost = "HostLost"
 )
 
 // Workflow names, signals and queries.

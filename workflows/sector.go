@@ -215,11 +215,16 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 // failures, hostLoss the attempts lost with a dead host.
 type partitionRetries struct{ logical, hostLoss int }
 
-// hostLost says whether an activity failed because its host went away:
-// it stopped heartbeating, or nothing took the task from the host's queue
-// in time (a killed or drained worker, whose queues nobody polls). A
-// witness missing on a host that still answers is the partition's failure.
+// hostLost says whether an activity failed because its host went away or
+// gave up: it stopped heartbeating, nothing took the task from the host's
+// queue in time (a killed or drained worker, whose queues nobody polls), or
+// the worker canceled it itself (job.ErrHostLost). A witness missing on a
+// host that still answers is the partition's failure.
 func hostLost(err error) bool {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) && ae.Type() == job.ErrHostLost {
+		return true
+	}
 	var te *temporal.TimeoutError
 	if !errors.As(err, &te) {
 		return false

@@ -388,8 +388,10 @@ func TestHostLossDoesNotUsePartitionRetries(t *testing.T) {
 	f := newFakes(2)
 	f.deviceFail = func(k, n int) error {
 		switch {
-		case k == 0 && n <= 4:
+		case k == 0 && n <= 3:
 			return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+		case k == 0 && n == 4:
+			return temporal.NewNonRetryableApplicationError("device phase canceled on host h", job.ErrHostLost, nil)
 		case k == 0 && n == 5:
 			return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 		case k == 0 && n == 6:
