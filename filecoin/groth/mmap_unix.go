@@ -4,18 +4,9 @@ package groth
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"syscall"
 )
-
-// MappedFile is a file mapped read-only into memory: an io.ReaderAt whose
-// points ReadParams and ReadG1 decode in place. Pages are read from disk
-// as they are touched and may be dropped again by the kernel, so a file
-// larger than RAM can be read.
-type MappedFile struct {
-	data []byte
-}
 
 // MapFile maps path read-only. Close unmaps it; no slice of Bytes may be
 // used after that.
@@ -41,27 +32,6 @@ func MapFile(path string) (*MappedFile, error) {
 		return nil, fmt.Errorf("mapping %s: %w", path, err)
 	}
 	return &MappedFile{data: data}, nil
-}
-
-// Bytes returns the mapped bytes (read-only: writing them faults).
-func (m *MappedFile) Bytes() []byte { return m.data }
-
-// Size returns the file's size.
-func (m *MappedFile) Size() int64 { return int64(len(m.data)) }
-
-// ReadAt implements io.ReaderAt.
-func (m *MappedFile) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, fmt.Errorf("mapped file: negative offset %d", off)
-	}
-	if off >= int64(len(m.data)) {
-		return 0, io.EOF
-	}
-	n := copy(p, m.data[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // Close unmaps the file.
