@@ -1,0 +1,117 @@
+// Package scheme is the seam between c2flow's pipeline and a proof scheme:
+// c2flow's own test scheme (package porep, Poseidon2 binary trees) and
+// Filecoin's StackedDrg PoRep (packages under filecoin/). The pipeline
+// carries a sector's proof name from submission to storage and asks the
+// Set for the scheme that owns it; nothing in the workers or workflows
+// knows which scheme it is running.
+//
+// A scheme decodes and checks a C1 (Decode, Sector.Verify) and gives the
+// circuit of a proof (Circuit): its split Groth16 prover, the synthesis of
+// one partition into a prover.Solution, the partition proof's verification
+// and the C2 format (the bytes a user hands on: c2flow's own C2 file, or
+// Filecoin's concatenated 192-byte proofs).
+package scheme
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/c2flow/c2flow/prover"
+)
+
+// ErrNoKeys is wrapped by Circuit when the proof's parameters are not
+// where the scheme looks for them (not made, not published, not
+// downloaded): an operator's fix, not the sector's fault.
+var ErrNoKeys = errors.New("no proving keys")
+
+// Ident is the identity a C1 must carry: the sector's prover and number
+// and, when the submitter declared it, its proof.
+type Ident struct {
+	ProverID string // hex of the 32-byte prover id
+	SectorID uint64
+	Proof    string // declared proof name; "" accepts any of the scheme's
+}
+
+// Scheme is one family of C1 files and their circuits.
+type Scheme interface {
+	// Name names the scheme in messages ("c2flow", "filecoin").
+	Name() string
+	// Owns reports whether proof (a registered proof or profile name) is
+	// one of this scheme's.
+	Owns(proof string) bool
+	// MaxC1Bytes bounds the size of a C1 of proof, checked before the C1
+	// is read, so a foreign object cannot exhaust a worker's memory.
+	MaxC1Bytes(proof string) (int64, error)
+	// Decode decodes raw strictly and checks that it is id's sector. Every
+	// error is the C1's fault: the pipeline fails the sector, not retries.
+	Decode(raw []byte, id Ident) (Sector, error)
+	// Circuit returns proof's circuit with its keys, loaded on first use
+	// and kept. A missing key wraps ErrNoKeys.
+	Circuit(ctx context.Context, proof string) (Circuit, error)
+}
+
+// Sector is a decoded C1 of one sector.
+type Sector interface {
+	// Proof is the sector's proof name (its scheme owns it).
+	Proof() string
+	// Partitions is the number of partition proofs of the sector's C2.
+	Partitions() int
+	// Verify checks every vanilla proof natively; an error names the first
+	// failure (partition, challenge, node) and is the C1's fault.
+	Verify(ctx context.Context) error
+}
+
+// Circuit is one proof's circuit and keys.
+type Circuit interface {
+	// Prover is the split Groth16 prover over the circuit's keys.
+	Prover() *prover.Prover
+	// PartitionBytes is the memory one synthesized partition holds (the
+	// witness and a, b, c): what a host's budget reserves for it.
+	PartitionBytes() int64
+	// Synthesize solves partition k of s (checked by Verify) into its
+	// witness and a, b, c.
+	Synthesize(ctx context.Context, s Sector, k int) (*prover.Solution, error)
+	// VerifyPartition checks partition k's proof against s's public inputs.
+	VerifyPartition(s Sector, k int, proof *groth16bls.Proof) error
+	// EncodePartition is a partition proof as it crosses Temporal and as
+	// Assemble takes it.
+	EncodePartition(proof *groth16bls.Proof) ([]byte, error)
+	// Assemble joins the partitions' encoded proofs, in order, into the
+	// sector's C2 bytes; an error names the partition at fault.
+	Assemble(s Sector, parts [][]byte) ([]byte, error)
+	// VerifyC2 checks a sector's C2 bytes: every partition proof against
+	// s's public inputs.
+	VerifyC2(s Sector, c2 []byte) error
+	// Digests identify the keys (manifests pin them).
+	Digests() Digests
+}
+
+// Digests identify a circuit's keys: the hex SHA-256 of the verifying and
+// proving key files and the circuit's digest.
+type Digests struct {
+	VK, PK, Circuit string
+}
+
+// Set is the schemes a worker runs; the first that owns a proof serves it.
+type Set []Scheme
+
+// For returns the scheme that owns proof.
+func (s Set) For(proof string) (Scheme, error) {
+	for _, sc := range s {
+		if sc.Owns(proof) {
+			return sc, nil
+		}
+	}
+	names := make([]string, len(s))
+	for i, sc := range s {
+		names[i] = sc.Name()
+	}
+	return nil, fmt.Errorf("proof %q: not a proof of any scheme this worker runs (%s)", proof, strings.Join(names, ", "))
+}
+
+// PartitionID names partition k of a sector in logs and handles.
+func PartitionID(sectorID uint64, k int) string { return prover.PartitionID(sectorID, k) }
