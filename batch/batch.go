@@ -99,7 +99,7 @@ func ID(refs []job.SectorRef) string {
 // development setup here (one process) if they are not, so that workers
 // only ever load keys and never race two setups.
 func EnsureKeys(ctx context.Context, store *storage.Store, paramsDir string, profiles []porep.Profile) error {
-	pc := storage.ParamCache{Local: params.DirStore{Root: paramsDir}, S3: store}
+	pc := params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}
 	for _, p := range profiles {
 		k, err := params.Load(ctx, pc, p, nil) // read, or set up once here
 		if err != nil {

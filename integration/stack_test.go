@@ -18,13 +18,13 @@ import (
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
-	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
+	"github.com/c2flow/c2flow/worker"
 )
 
 const envWorker = "C2FLOW_TEST_WORKER"
@@ -33,7 +33,7 @@ const envWorker = "C2FLOW_TEST_WORKER"
 type workerConfig struct {
 	Temporal string         `json:"temporal"`
 	S3       storage.Config `json:"s3"`
-	Host     host.Config    `json:"host"`
+	Host     worker.Config  `json:"host"`
 	Metrics  string         `json:"metrics"` // address of the Prometheus endpoint, if any
 }
 
@@ -81,7 +81,7 @@ func runWorker(cfgJSON string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	w, err := host.New(ctx, c, st, cfg.Host)
+	w, err := worker.New(ctx, c, st, cfg.Host)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 3
@@ -137,12 +137,12 @@ type workerProc struct {
 	done  chan error
 }
 
-func (s *stack) startWorker(id string, hc host.Config) *workerProc {
+func (s *stack) startWorker(id string, hc worker.Config) *workerProc {
 	return s.startWorkerMetrics(id, hc, "")
 }
 
 // startWorkerAt starts a worker against another Temporal server.
-func (s *stack) startWorkerAt(temporal, id string, hc host.Config) *workerProc {
+func (s *stack) startWorkerAt(temporal, id string, hc worker.Config) *workerProc {
 	return s.startWorkerFull(temporal, id, hc, "")
 }
 
@@ -151,11 +151,11 @@ func quietSDKLogger() tlog.Logger {
 }
 
 // startWorkerMetrics starts a worker serving Prometheus metrics on addr.
-func (s *stack) startWorkerMetrics(id string, hc host.Config, metricsAddr string) *workerProc {
+func (s *stack) startWorkerMetrics(id string, hc worker.Config, metricsAddr string) *workerProc {
 	return s.startWorkerFull(s.temporal.Addr(), id, hc, metricsAddr)
 }
 
-func (s *stack) startWorkerFull(temporal, id string, hc host.Config, metricsAddr string) *workerProc {
+func (s *stack) startWorkerFull(temporal, id string, hc worker.Config, metricsAddr string) *workerProc {
 	s.t.Helper()
 	hc.ID = id
 	hc.ParamsDir = s.t.TempDir() // its own cache: keys come down from S3
@@ -200,9 +200,9 @@ func (w *workerProc) kill() {
 	}
 }
 
-func (w *workerProc) readStats() host.Stats {
+func (w *workerProc) readStats() worker.Stats {
 	w.t.Helper()
-	var st host.Stats
+	var st worker.Stats
 	b, err := os.ReadFile(w.stats)
 	if err != nil {
 		w.t.Fatalf("worker %s stats: %v", w.id, err)
@@ -214,12 +214,12 @@ func (w *workerProc) readStats() host.Stats {
 }
 
 // waitStats waits until the worker has written stats that satisfy ok.
-func (w *workerProc) waitStats(timeout time.Duration, ok func(host.Stats) bool) host.Stats {
+func (w *workerProc) waitStats(timeout time.Duration, ok func(worker.Stats) bool) worker.Stats {
 	w.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(w.stats); err == nil {
-			var st host.Stats
+			var st worker.Stats
 			if json.Unmarshal(b, &st) == nil && ok(st) {
 				return st
 			}
@@ -228,5 +228,5 @@ func (w *workerProc) waitStats(timeout time.Duration, ok func(host.Stats) bool) 
 	}
 	b, _ := os.ReadFile(w.stats)
 	w.t.Fatalf("worker %s: condition not reached in %v; last stats: %s", w.id, timeout, b)
-	return host.Stats{}
+	return worker.Stats{}
 }

@@ -18,11 +18,11 @@ import (
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
-	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/storage/s3server"
+	"github.com/c2flow/c2flow/worker"
 )
 
 const envTemporal = "C2FLOW_TEST_TEMPORAL"
@@ -101,13 +101,13 @@ func TestTemporalRestartMidBatch(t *testing.T) {
 	s.client = c
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	w := s.startWorkerAt(tp.addr, "w", host.Config{PartitionWorkers: 2})
+	w := s.startWorkerAt(tp.addr, "w", worker.Config{PartitionWorkers: 2})
 	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 801).C1(), poreptest.Sector(t, "32KiB", 802).C1()}
 	refs := []job.SectorRef{s.putC1(c1s[0]), s.putC1(c1s[1])}
 	if _, err := batch.Submit(ctx, c, refs, batch.Options{BatchID: "restart", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitStats(2*time.Minute, func(st host.Stats) bool { return st.Host.DevicePhases >= 2 })
+	w.waitStats(2*time.Minute, func(st worker.Stats) bool { return st.Host.DevicePhases >= 2 })
 	tp.kill()
 	time.Sleep(3 * time.Second)
 	tp.start()

@@ -30,7 +30,6 @@ type partRecord struct {
 }
 
 type sectorRecord struct {
-	seq    int
 	stored time.Time
 }
 
@@ -72,10 +71,10 @@ func (r *Recorder) slot(k partKey, wait time.Duration) {
 	r.mu.Unlock()
 }
 
-func (r *Recorder) sector(id uint64, seq int) {
+func (r *Recorder) sector(id uint64) {
 	r.mu.Lock()
 	if r.sectors[id] == nil {
-		r.sectors[id] = &sectorRecord{seq: seq}
+		r.sectors[id] = &sectorRecord{}
 	}
 	r.mu.Unlock()
 }

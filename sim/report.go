@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/stats"
+	"github.com/c2flow/c2flow/worker"
 )
 
 // Latency is a distribution of durations in milliseconds.
@@ -77,9 +77,14 @@ type Report struct {
 	// another, near 0 when every sector ends 90% done together.
 	HalfDone float64 `json:"sectors_done_at_half"`
 	PeakRSS  int64   `json:"peak_rss_bytes"`
+	// Finalized and LeftInFlight are the worker hosts' own counters (the
+	// real witness table and budget the simulation runs under): partitions
+	// finalized, and partitions still holding budget after the batch.
+	Finalized    int `json:"finalized_by_hosts"`
+	LeftInFlight int `json:"left_in_flight"`
 }
 
-func newReport(cfg Config, rec *Recorder, hs []host.Stats, busy time.Duration, submitted, finished time.Time, failed int) *Report {
+func newReport(cfg Config, rec *Recorder, hs []worker.Stats, busy time.Duration, submitted, finished time.Time, failed int) *Report {
 	r := &Report{Workers: cfg.Workers, DevicesPerWorker: cfg.DevicesPerWorker, Devices: cfg.Workers * cfg.DevicesPerWorker,
 		Sectors: cfg.Sectors, Budget: cfg.Budget, MaxInFlight: cfg.MaxInFlight, Model: cfg.Model.Source, Scale: cfg.Model.Scale,
 		ArrivalOrder: cfg.ArrivalOrder, QueuePartitions: max(1, cfg.QueuePartitions), Failed: failed, WallS: finished.Sub(submitted).Seconds(),
@@ -89,6 +94,8 @@ func newReport(cfg Config, rec *Recorder, hs []host.Stats, busy time.Duration, s
 	r.DeviceBusy = busy.Seconds() / (float64(r.Devices) * r.WallS)
 	for _, h := range hs {
 		r.MaxInFlightSeen = max(r.MaxInFlightSeen, h.Budget.Peak)
+		r.Finalized += h.Host.Finalized
+		r.LeftInFlight += h.Budget.InFlight
 	}
 	r.PeakModelBytes = int64(r.MaxInFlightSeen) * cfg.Model.WitnessBytes
 

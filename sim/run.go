@@ -6,19 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"sync"
 	"time"
 
-	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
-
-	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/stack"
+	"github.com/c2flow/c2flow/worker"
 )
 
 // Config of one simulation run.
@@ -71,24 +66,15 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-// simulator gives host.New the simulated devices and activities.
+// simulator gives worker.New the simulated devices and phases.
 type simulator struct {
-	cfg   *Config
-	rec   *Recorder
-	mu    sync.Mutex
-	hosts []*Host
+	cfg *Config
+	rec *Recorder
 }
 
 func (s *simulator) Slots(id string) (*gpu.Slots, error) { return Slots(id, s.cfg.DevicesPerWorker) }
 
-func (s *simulator) Host(id string, b *activities.Budget, slots *gpu.Slots, log *slog.Logger) host.Activities {
-	h := NewHost(id, s.cfg.Model, b, slots, s.rec, log)
-	h.arrival = s.cfg.ArrivalOrder
-	s.mu.Lock()
-	s.hosts = append(s.hosts, h)
-	s.mu.Unlock()
-	return h
-}
+func (s *simulator) Phases(id string) worker.Phases { return NewPhases(id, s.cfg.Model, s.rec) }
 
 // Run starts an embedded Temporal server (one history shard, SQLite),
 // Workers worker hosts in this process and a batch of Sectors simulated
@@ -101,57 +87,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	db := filepath.Join(cfg.Dir, "temporal.db")
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		os.Remove(db + suffix)
-	}
-	srv, err := devstack.Start(devstack.Options{DBFile: db, QueuePartitions: cfg.QueuePartitions})
+	st, err := stack.Start(ctx, stack.Options{Dir: cfg.Dir, FreshDB: true, NoS3: true, Log: cfg.Log,
+		Temporal: devstack.Options{QueuePartitions: cfg.QueuePartitions}})
 	if err != nil {
 		return nil, err
 	}
-	defer srv.Stop()
-	dial := func() (client.Client, error) {
-		return client.DialContext(ctx, client.Options{HostPort: srv.Addr(), Namespace: srv.Namespace(), Logger: tlog.NewStructuredLogger(cfg.Log)})
-	}
+	defer st.Stop()
 	sim := &simulator{cfg: &cfg, rec: NewRecorder()}
-	wctx, stopWorkers := context.WithCancel(ctx)
-	defer stopWorkers()
-	var workers []*host.Worker
-	var clients []client.Client
-	var wg sync.WaitGroup
-	defer func() {
-		stopWorkers()
-		wg.Wait()
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
+	var workers []*worker.Worker
 	for i := 0; i < cfg.Workers; i++ {
-		c, err := dial()
-		if err != nil {
-			return nil, fmt.Errorf("sim worker %d: %w", i, err)
-		}
-		clients = append(clients, c)
-		w, err := host.New(ctx, c, nil, host.Config{ID: fmt.Sprintf("sim%02d", i), PartitionWorkers: cfg.Budget,
-			DrainTimeout: time.Second, Sim: sim, Log: cfg.Log})
+		// Each host polls through its own client, as separate hosts do.
+		w, err := st.AddWorker(ctx, worker.Config{ID: fmt.Sprintf("sim%02d", i), PartitionWorkers: cfg.Budget,
+			DrainTimeout: time.Second, Sim: sim, ArrivalOrder: cfg.ArrivalOrder, Log: cfg.Log}, true)
 		if err != nil {
 			return nil, fmt.Errorf("sim worker %d: %w", i, err)
 		}
 		workers = append(workers, w)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := w.Run(wctx); err != nil {
-				cfg.Log.Error("sim worker", "id", w.ID(), "error", err)
-			}
-		}()
 	}
 	refs := make([]job.SectorRef, cfg.Sectors)
 	for i := range refs {
 		refs[i] = job.SectorRef{ProverID: "51", SectorID: uint64(i + 1), C1Digest: "sim"}
 	}
 	submitted := time.Now()
-	if _, err := batch.Submit(ctx, clients[0], refs, batch.Options{BatchID: "sim", MaxInFlight: cfg.MaxInFlight}); err != nil {
+	if _, err := batch.Submit(ctx, st.Client, refs, batch.Options{BatchID: "sim", MaxInFlight: cfg.MaxInFlight}); err != nil {
 		return nil, err
 	}
 	var progress func(job.BatchProgress)
@@ -166,20 +124,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			cfg.Progress(done, p.Total)
 		}
 	}
-	res, err := batch.Wait(ctx, clients[0], "sim", 5*time.Second, progress)
+	res, err := batch.Wait(ctx, st.Client, "sim", 5*time.Second, progress)
 	if err != nil {
 		return nil, fmt.Errorf("sim batch: %w", err)
 	}
 	finished := time.Now()
-	stopWorkers()
-	wg.Wait()
+	if err := st.StopWorkers(); err != nil {
+		cfg.Log.Error("sim workers", "error", err)
+	}
 	var failed int
 	for _, s := range res.Sectors {
 		if s.Status != job.StatusProved {
 			failed++
 		}
 	}
-	var hs []host.Stats
+	var hs []worker.Stats
 	busy := time.Duration(0)
 	for _, w := range workers {
 		st := w.Stats()

@@ -44,6 +44,11 @@ func TestRunSmallFleet(t *testing.T) {
 	if r.Failed != 0 || r.Partitions != 18 {
 		t.Fatalf("failed %d, partitions %d of 18", r.Failed, r.Partitions)
 	}
+	// The hosts' real witness table and budget did the bookkeeping: every
+	// partition finalized there, nothing left holding budget.
+	if r.Finalized < 18 || r.LeftInFlight != 0 {
+		t.Fatalf("hosts finalized %d of 18, %d left in flight", r.Finalized, r.LeftInFlight)
+	}
 	if r.MaxInFlightSeen < 1 || r.MaxInFlightSeen > cfg.Budget {
 		t.Fatalf("max in flight %d, budget %d", r.MaxInFlightSeen, cfg.Budget)
 	}

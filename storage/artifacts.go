@@ -7,11 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-
-	"github.com/c2flow/c2flow/params"
 )
 
 // C1Key, C2Key and ManifestKey are the keys of a sector's artifacts,
@@ -146,72 +141,4 @@ func (s *Store) GetC2(ctx context.Context, id string) (Manifest, []byte, error) 
 		return m, nil, fmt.Errorf("C2 %s: SHA-256 %s, its manifest says %s: %w", C2Key(id), hx, m.SHA256, ErrDigest)
 	}
 	return m, proof, nil
-}
-
-// ParamCache is a params.Store over S3 with a local directory in front: a
-// worker downloads each key once, then reads its local copy.
-type ParamCache struct {
-	Local params.DirStore
-	S3    *Store
-}
-
-// Open implements params.Store.
-func (c ParamCache) Open(ctx context.Context, key string) (io.ReadCloser, error) {
-	rc, err := c.Local.Open(ctx, key)
-	if err == nil || !errors.Is(err, params.ErrNotFound) {
-		return rc, err
-	}
-	dst := filepath.Join(c.Local.Root, filepath.FromSlash(key))
-	if err := c.S3.DownloadFile(ctx, key, dst); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("%s: %w", key, params.ErrNotFound)
-		}
-		return nil, err
-	}
-	return os.Open(dst)
-}
-
-// Put implements params.Store: local first, then uploaded.
-func (c ParamCache) Put(ctx context.Context, key string, write func(io.Writer) error) error {
-	if err := c.Local.Put(ctx, key, write); err != nil {
-		return err
-	}
-	return c.S3.UploadFile(ctx, key, filepath.Join(c.Local.Root, filepath.FromSlash(key)))
-}
-
-// Quarantine implements params.Quarantiner: the local copy is moved
-// aside, and the next Open downloads the key again.
-func (c ParamCache) Quarantine(ctx context.Context, key string) (string, error) {
-	return c.Local.Quarantine(ctx, key)
-}
-
-// Refetches implements params.Quarantiner: S3 is behind the local copy.
-func (ParamCache) Refetches() bool { return true }
-
-// Publish uploads the local copies of keys under prefix that storage lacks,
-// in the order named, so that other workers can download them. A digests
-// file that neither has is skipped: keys made before digests files have none.
-func (c ParamCache) Publish(ctx context.Context, prefix string, names ...string) error {
-	for _, n := range names {
-		key := prefix + n
-		_, err := c.S3.Head(ctx, key)
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		local := filepath.Join(c.Local.Root, filepath.FromSlash(key))
-		if _, err := os.Stat(local); errors.Is(err, os.ErrNotExist) {
-			if n == params.DigestsFile { // a key set made before digests files
-				continue
-			}
-			return fmt.Errorf("publish %s: the local key set %s is incomplete (no %s) and storage has none: delete %s and run `c2flow circuit setup` again",
-				key, filepath.Dir(local), n, filepath.Dir(local))
-		}
-		if err := c.S3.UploadFile(ctx, key, local); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -46,14 +47,21 @@ import (
 	"github.com/aws/smithy-go/logging"
 )
 
-// Errors callers branch on.
+// Errors callers branch on. ErrNotFound also matches fs.ErrNotExist, so
+// packages that take the store through a small interface (params.Remote)
+// need not import this one.
 var (
-	ErrNotFound = errors.New("object not found")
-	ErrChecksum = errors.New("sha-256 mismatch: object is corrupt")
-	ErrExists   = errors.New("a different object already exists under this key")
-	ErrAuth     = errors.New("S3 rejected the credentials")
-	ErrNoBucket = errors.New("bucket does not exist")
+	ErrNotFound error = notFound{}
+	ErrChecksum       = errors.New("sha-256 mismatch: object is corrupt")
+	ErrExists         = errors.New("a different object already exists under this key")
+	ErrAuth           = errors.New("S3 rejected the credentials")
+	ErrNoBucket       = errors.New("bucket does not exist")
 )
+
+type notFound struct{}
+
+func (notFound) Error() string        { return "object not found" }
+func (notFound) Is(target error) bool { return target == fs.ErrNotExist }
 
 // Config says where the objects live.
 type Config struct {

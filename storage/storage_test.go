@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
@@ -219,36 +218,5 @@ func TestWrongCredentials(t *testing.T) {
 	st, _ = storage.Open(context.Background(), cfg)
 	if _, err := st.Get(context.Background(), "c1/1.json"); !errors.Is(err, storage.ErrNoBucket) {
 		t.Fatalf("missing bucket: %v", err)
-	}
-}
-
-func TestParamCacheDownloadsOnce(t *testing.T) {
-	srv := s3test.Start(t)
-	st := srv.Store("c2flow")
-	ctx := context.Background()
-	writer := storage.ParamCache{Local: params.DirStore{Root: t.TempDir()}, S3: st}
-	if err := writer.Put(ctx, "params/p/d/vk", func(w io.Writer) error { _, err := w.Write([]byte("vk bytes")); return err }); err != nil {
-		t.Fatal(err)
-	}
-	reader := storage.ParamCache{Local: params.DirStore{Root: t.TempDir()}, S3: st}
-	read := func() string {
-		rc, err := reader.Open(ctx, "params/p/d/vk")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rc.Close()
-		b, _ := io.ReadAll(rc)
-		return string(b)
-	}
-	if read() != "vk bytes" {
-		t.Fatal("first read")
-	}
-	srv.Stop() // the second read must come from the local cache
-	if read() != "vk bytes" {
-		t.Fatal("cached read")
-	}
-	srv.Restart()
-	if _, err := reader.Open(ctx, "params/p/d/missing"); !errors.Is(err, params.ErrNotFound) {
-		t.Fatalf("missing key: %v", err)
 	}
 }

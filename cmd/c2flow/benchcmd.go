@@ -8,12 +8,16 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/bench"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/stats"
+	"github.com/c2flow/c2flow/storage"
+	"github.com/c2flow/c2flow/worker"
 )
 
 func runBenchBatch(ctx context.Context, args []string) error {
@@ -75,17 +79,22 @@ func runBenchBatch(ctx context.Context, args []string) error {
 
 	cfg := bench.RunConfig{Profile: p.Name, PartitionWorkers: hc.PartitionWorkers, Backend: "cpu", EarlyG2: hc.EarlyG2}
 	cfg.Environment()
-	var st *devStack
+	// An external stack is its client and store; the embedded one has a
+	// worker too.
+	var (
+		c     client.Client
+		store *storage.Store
+		wk    *worker.Worker
+	)
 	if *external {
 		cfg.Stack = tf.Address
-		st = &devStack{done: make(chan error, 1), cancel: func() {}}
-		if st.store, err = d.s3.Open(ctx); err != nil {
+		if store, err = d.s3.Open(ctx); err != nil {
 			return err
 		}
-		if st.client, err = tf.Dial(ctx, log); err != nil {
+		if c, err = tf.Dial(ctx, log); err != nil {
 			return err
 		}
-		defer st.client.Close()
+		defer c.Close()
 	} else {
 		cfg.Stack = "embedded"
 		logs, err := d.openLogs("bench")
@@ -93,12 +102,14 @@ func runBenchBatch(ctx context.Context, args []string) error {
 			return err
 		}
 		defer logs.close()
-		if st, err = d.start(ctx, []string{p.Name}, logs, os.Stderr); err != nil {
+		st, err := d.start(ctx, []string{p.Name}, logs, os.Stderr)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "this run's log: %s%s\n", logs.path, serverLogNote(filepath.Dir(logs.path), logs))
-		defer st.stop()
-		for _, dev := range st.worker.Slots().Devices() {
+		defer st.Stop()
+		c, store, wk = st.Client, st.Store, st.worker
+		for _, dev := range wk.Slots().Devices() {
 			cfg.Devices = append(cfg.Devices, dev.Name())
 		}
 	}
@@ -109,26 +120,26 @@ func runBenchBatch(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		refs, profiles, err := batch.UploadC1(ctx, st.store, fs)
+		refs, profiles, err := batch.UploadC1(ctx, store, fs)
 		if err != nil {
 			return err
 		}
-		if err := batch.EnsureKeys(ctx, st.store, hc.ParamsDir, profiles); err != nil {
+		if err := batch.EnsureKeys(ctx, store, hc.ParamsDir, profiles); err != nil {
 			return err
 		}
 		var sampler *rssSampler
 		o := bench.BatchOptions{BatchID: fmt.Sprintf("bench-%d", time.Now().UnixNano()), Concurrency: *conc, Config: cfg,
 			Progress: func(l string) { fmt.Fprintln(os.Stderr, l) }}
-		if st.worker != nil {
+		if wk != nil {
 			sampler = startRSSSampler(100 * time.Millisecond)
-			w := st.worker
+			w := wk
 			o.Workers = func() []bench.WorkerSample {
 				s := w.Stats()
 				return []bench.WorkerSample{{ID: s.ID + " (in-process with Temporal and S3)", PeakRSS: max(sampler.stop(), s.PeakRSS), PeakBudget: s.Budget.Peak, Budget: s.Budget.Max}}
 			}
 		}
 		fmt.Fprintf(os.Stderr, "replicate %d/%d: %d %s sectors at concurrency %d\n", r, *reps, len(refs), p.Name, *conc)
-		run, err := bench.BatchBench(ctx, st.client, refs, o)
+		run, err := bench.BatchBench(ctx, c, refs, o)
 		if err != nil {
 			return err
 		}

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/batch"
-	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/storage"
+	"github.com/c2flow/c2flow/worker"
 )
 
 func runDemo(ctx context.Context, args []string) error {
@@ -77,21 +77,21 @@ func runDemo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.stop()
-	fmt.Printf("   up in %v: temporal %s, s3 http://%s\n", time.Since(t0).Round(time.Millisecond), st.temporal.Addr(), st.s3Addr)
+	defer st.Stop()
+	fmt.Printf("   up in %v: temporal %s, s3 http://%s\n", time.Since(t0).Round(time.Millisecond), st.Temporal.Addr(), st.S3Addr)
 
 	// 3. Submit and wait.
 	fmt.Printf("3. submitting; the worker proves up to %d partitions at once (--partition-workers)\n", hc.PartitionWorkers)
 	tb := time.Now()
 	batchID := fmt.Sprintf("demo-%d", first)
-	res, err := submitAndWait(ctx, st.client, st.store, files, hc.ParamsDir, batch.Options{BatchID: batchID}, true)
+	res, err := submitAndWait(ctx, st.Client, st.Store, files, hc.ParamsDir, batch.Options{BatchID: batchID}, true)
 	if err != nil {
 		return err
 	}
 	wall := time.Since(tb)
 
 	// 4. Verify what storage holds, independently of the workers.
-	keys, err := params.LoadExisting(ctx, storage.ParamCache{Local: params.DirStore{Root: hc.ParamsDir}, S3: st.store}, p, nil)
+	keys, err := params.LoadExisting(ctx, params.Cache{Local: params.DirStore{Root: hc.ParamsDir}, Remote: st.Store}, p, nil)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func runDemo(ctx context.Context, args []string) error {
 		if s.Status != job.StatusProved {
 			return fmt.Errorf("sector %d: %s: %s", s.SectorID, s.Status, s.Error)
 		}
-		if err := verifyStored(ctx, st.store, keys, filepath.Join(c1dir, fmt.Sprintf("%d.c1.json", s.SectorID)), s.Ref()); err != nil {
+		if err := verifyStored(ctx, st.Store, keys, filepath.Join(c1dir, fmt.Sprintf("%d.c1.json", s.SectorID)), s.Ref()); err != nil {
 			return err
 		}
 	}
@@ -154,7 +154,7 @@ func verifyStored(ctx context.Context, store *storage.Store, keys *params.Keys, 
 	return prover.VerifyC2(keys.VK, c1.Statement(), c2)
 }
 
-func summary(res job.BatchResult, wall time.Duration, ws host.Stats) {
+func summary(res job.BatchResult, wall time.Duration, ws worker.Stats) {
 	fmt.Printf("\nbatch: %d sectors in %v: %.2f s/proof\n", len(res.Sectors), wall.Round(time.Millisecond), wall.Seconds()/float64(len(res.Sectors)))
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "sector\tpartition\tsynth ms\tqueue ms\tdevice ms\tfinalize ms\tsyntheses\t")

@@ -12,30 +12,21 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/devstack"
-	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/stack"
 	"github.com/c2flow/c2flow/storage"
-	"github.com/c2flow/c2flow/storage/s3server"
+	"github.com/c2flow/c2flow/worker"
 )
 
 // devStack is the embedded default: Temporal (SQLite), S3-compatible
-// storage (versitygw) and one worker, in this process.
+// storage (versitygw) and one worker, in this process (package stack).
 type devStack struct {
-	temporal *devstack.Server
-	client   client.Client
-	store    *storage.Store
-	worker   *host.Worker
-	s3Addr   string
-	done     chan error         // the worker's Run
-	s3done   chan error         // the embedded S3 server's Run
-	cancel   context.CancelFunc // the worker's context
-	s3cancel context.CancelFunc // the embedded S3 server's context; nil without one
+	*stack.Stack
+	worker *worker.Worker
 }
 
 type devFlags struct {
@@ -45,7 +36,7 @@ type devFlags struct {
 	external bool
 	s3       cliflags.S3
 	tf       cliflags.Temporal
-	hostCfg  func() (host.Config, error)
+	hostCfg  func() (worker.Config, error)
 	logFlags cliflags.Log
 }
 
@@ -127,16 +118,8 @@ func (r *runLogs) close() {
 }
 
 // start brings the stack up, telling notes what a user waits for (a
-// development setup of missing keys). It makes every path absolute first:
-// the embedded S3 server changes the process's working directory.
+// development setup of missing keys).
 func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, notes io.Writer) (*devStack, error) {
-	dir, err := filepath.Abs(d.dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	hc, err := d.hostCfg()
 	if err != nil {
 		return nil, err
@@ -146,72 +129,38 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 	}
 	hc.Profiles = profiles
 	hc.Log = logs.log
-	// The S3 server has a context of its own, not ended by Ctrl-C: it
-	// stops last, after the worker has handed back its work.
-	wctx, cancel := context.WithCancel(ctx)
-	s := &devStack{done: make(chan error, 1), s3done: make(chan error, 1), cancel: cancel}
-	s3cfg := d.s3.Config()
-	if !d.external && strings.HasSuffix(d.s3Addr, ":0") {
-		// versitygw wants a concrete port: pick a free one.
-		if d.s3Addr, err = s3server.FreeAddr(); err != nil {
-			cancel()
-			return nil, err
-		}
-	}
-	if !d.external {
-		s.s3Addr = d.s3Addr
-		key, secret := "c2flow-dev", "c2flow-dev-secret"
-		s3ctx, s3cancel := context.WithCancel(context.WithoutCancel(ctx))
-		s.s3cancel = s3cancel
-		cfg := s3server.Config{Addr: d.s3Addr, Dir: filepath.Join(dir, "s3"), AccessKey: key, SecretKey: secret, Verbose: d.logFlags.Debug()}
-		go func() { s.s3done <- s3server.Run(s3ctx, cfg) }()
-		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
-		err := s3server.WaitReady(rctx, d.s3Addr)
-		rcancel()
-		if err != nil {
-			s.stop()
-			return nil, err
-		}
-		s3cfg.Endpoint, s3cfg.AccessKey, s3cfg.SecretKey, s3cfg.PathStyle = "http://"+d.s3Addr, key, secret, true
-	}
-	if s.store, err = storage.Open(ctx, s3cfg); err == nil {
-		err = s.store.EnsureBucket(ctx)
-	}
-	if err != nil {
-		s.stop()
-		return nil, err
-	}
-	to := devstack.Options{DBFile: filepath.Join(dir, "temporal.db"), Port: d.port, Log: logs.server, LogLevel: "warn"}
+	o := stack.Options{Dir: d.dir, S3Listen: d.s3Addr, S3Verbose: d.logFlags.Debug(), Log: logs.log,
+		Temporal: devstack.Options{Port: d.port, Log: logs.server, LogLevel: "warn"}}
 	if logs.server == nil {
-		to.LogLevel = "info" // --log-level debug: the server's log on the terminal
+		o.Temporal.LogLevel = "info" // --log-level debug: the server's log on the terminal
 	}
-	if s.temporal, err = devstack.Start(to); err != nil {
-		s.stop()
+	if d.external {
+		o.S3 = d.s3.Config()
+	} else {
+		o.S3.Bucket = d.s3.Config().Bucket
+	}
+	st, err := stack.Start(ctx, o)
+	if err != nil {
 		return nil, err
 	}
-	tf := cliflags.Temporal{Address: s.temporal.Addr(), Namespace: s.temporal.Namespace()}
-	if s.client, err = tf.Dial(ctx, logs.log); err != nil {
-		s.stop()
-		return nil, err
-	}
+	s := &devStack{Stack: st}
 	var ps []porep.Profile
 	for _, n := range profiles {
 		p, err := porep.LookupProfile(n)
 		if err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		ps = append(ps, p)
 	}
-	if err := ensureKeys(ctx, s.store, hc.ParamsDir, ps, notes); err != nil {
-		s.stop()
+	if err := ensureKeys(ctx, s.Store, hc.ParamsDir, ps, notes); err != nil {
+		s.Stop()
 		return nil, err
 	}
-	if s.worker, err = host.New(wctx, s.client, s.store, hc); err != nil {
-		s.stop()
+	if s.worker, err = s.AddWorker(ctx, hc, false); err != nil {
+		s.Stop()
 		return nil, err
 	}
-	go func() { s.done <- s.worker.Run(wctx) }()
 	return s, nil
 }
 
@@ -219,7 +168,7 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 // keys yet and a development setup makes them, and how long that took: the
 // wait of a cold start.
 func ensureKeys(ctx context.Context, store *storage.Store, paramsDir string, ps []porep.Profile, notes io.Writer) error {
-	missing, err := missingKeys(ctx, storage.ParamCache{Local: params.DirStore{Root: paramsDir}, S3: store}, ps)
+	missing, err := missingKeys(ctx, params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}, ps)
 	if err != nil {
 		return err
 	}
@@ -259,25 +208,6 @@ func missingKeys(ctx context.Context, store params.Store, ps []porep.Profile) ([
 	return missing, nil
 }
 
-// stop stops the worker first (it finishes or hands back its work), then
-// the client, Temporal and, last, S3.
-func (s *devStack) stop() {
-	s.cancel()
-	if s.worker != nil {
-		<-s.done
-	}
-	if s.client != nil {
-		s.client.Close()
-	}
-	if s.temporal != nil {
-		s.temporal.Stop()
-	}
-	if s.s3cancel != nil {
-		s.s3cancel()
-		<-s.s3done
-	}
-}
-
 func runDev(ctx context.Context, args []string) error {
 	fs := newFlags("dev")
 	var d devFlags
@@ -298,14 +228,14 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.stop()
-	fmt.Printf("c2flow dev stack up (Ctrl-C to stop)\n  temporal  %s (namespace %s, SQLite in %s)\n", s.temporal.Addr(), s.temporal.Namespace(), shown)
-	if s.s3Addr != "" {
-		fmt.Printf("  s3        http://%s bucket %s (access key c2flow-dev, secret c2flow-dev-secret)\n", s.s3Addr, s.store.Config().Bucket)
+	defer s.Stop()
+	fmt.Printf("c2flow dev stack up (Ctrl-C to stop)\n  temporal  %s (namespace %s, SQLite in %s)\n", s.Temporal.Addr(), s.Temporal.Namespace(), shown)
+	if s.S3Addr != "" {
+		fmt.Printf("  s3        http://%s bucket %s (access key "+stack.S3AccessKey+", secret "+stack.S3SecretKey+")\n", s.S3Addr, s.Store.Config().Bucket)
 	}
 	fmt.Printf("  worker    %s\n", s.worker.ID())
 	fmt.Printf("  logs      %s (timing lines: c2flow bench stats %s)%s\n", relTo(shown, logs.path), relTo(shown, logs.path), serverLogNote(shown, logs))
-	fmt.Printf("submit with: c2flow submit --address %s --s3-endpoint http://%s --s3-access-key c2flow-dev --s3-secret-key c2flow-dev-secret --c1 DIR --wait\n", s.temporal.Addr(), s.s3Addr)
+	fmt.Printf("submit with: c2flow submit --address %s --s3-endpoint http://%s --s3-access-key c2flow-dev --s3-secret-key c2flow-dev-secret --c1 DIR --wait\n", s.Temporal.Addr(), s.S3Addr)
 	<-ctx.Done()
 	return nil
 }

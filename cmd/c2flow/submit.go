@@ -149,7 +149,7 @@ func requireKeys(ctx context.Context, store *storage.Store, paramsDir string, fi
 			continue
 		}
 		seen[p.Name] = true
-		pc := storage.ParamCache{Local: params.DirStore{Root: paramsDir}, S3: store}
+		pc := params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}
 		if _, err := params.LoadExisting(ctx, pc, p, nil); err != nil {
 			if errors.Is(err, params.ErrNotFound) {
 				return fmt.Errorf("no proving keys for profile %s in storage or %s: run `c2flow circuit setup --profile %s` with the same --s3-* flags first, or pass --dev-setup to make development keys here", p.Name, paramsDir, p.Name)

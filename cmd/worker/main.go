@@ -17,8 +17,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
-	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/metrics"
+	"github.com/c2flow/c2flow/worker"
 )
 
 func main() {
@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := host.New(ctx, c, store, hc)
+	w, err := worker.New(ctx, c, store, hc)
 	if err != nil {
 		return err
 	}

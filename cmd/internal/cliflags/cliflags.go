@@ -17,9 +17,9 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/host"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/storage"
+	"github.com/c2flow/c2flow/worker"
 )
 
 func env(name, def string) string {
@@ -198,8 +198,8 @@ func (l *Log) handler(w io.Writer, lv slog.Level) (slog.Handler, error) {
 
 // AddHost registers the worker's flags and returns a function building
 // the configuration after parsing.
-func AddHost(fs *flag.FlagSet) (func() (host.Config, error), error) {
-	var c host.Config
+func AddHost(fs *flag.FlagSet) (func() (worker.Config, error), error) {
+	var c worker.Config
 	roles := fs.String("roles", "workflow,prove", "comma-separated roles: workflow (workflows, C1 validation, C2 storage), prove (synthesis, device phase, finalize on this host), synth (synthesis only, witnesses spilled), device (device phase and finalize of spilled witnesses)")
 	fs.StringVar(&c.Spill, "spill", "", "where roles synth and device pass witnesses: dir:PATH (a disk every such host mounts) or s3 (the artifact store)")
 	profiles := fs.String("profiles", "32KiB", "profiles whose keys are loaded at start (they size --memory-budget)")
@@ -214,7 +214,7 @@ func AddHost(fs *flag.FlagSet) (func() (host.Config, error), error) {
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
 	fs.StringVar(&c.Backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
 	devices := fs.String("devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")
-	return func() (host.Config, error) {
+	return func() (worker.Config, error) {
 		ids, err := gpu.ParseDevices(*devices)
 		if err != nil {
 			return c, err

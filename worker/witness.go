@@ -1,4 +1,4 @@
-package activities
+package worker
 
 import (
 	"context"
@@ -8,20 +8,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/job"
 )
 
 // witness is a partition's in-memory state between activities on one host.
 type witness struct {
-	c1      *porep.C1
+	ref     job.SectorRef
 	k       int
-	pr      *prover.Prover
-	sol     *prover.Solution // until the device phase
-	partial *prover.Partial  // after the device phase, until finalize
-	bytes   int64            // budget bytes held while sol has a, b, c
-	spill   string           // key of the spilled copy (synthesis-only host)
-	loaded  bool             // loaded from a spill: not in this host's budget
+	solved  Solved  // until the device phase
+	proving Proving // after the device phase, until finalize
+	bytes   int64   // budget bytes held until the device phase frees them
+	spill   string  // key of the spilled copy (synthesis-only host)
+	loaded  bool    // loaded from a spill: not in this host's budget
 	created time.Time
 	busy    bool // an activity is using it
 	release bool // drop when the activity using it gives it back

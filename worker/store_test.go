@@ -1,10 +1,9 @@
-package activities
+package worker
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -19,6 +18,8 @@ import (
 	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
@@ -64,7 +65,8 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewHost("store-test", store, &KeyCache{Store: params.DirStore{Root: paramstest.Dir()}}, slots, budget, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	phases := &ProverPhases{Artifacts: store, Schemes: scheme.Set{testscheme.New(params.DirStore{Root: paramstest.Dir()})}, Log: slog.New(slog.DiscardHandler)}
+	h := NewHost("store-test", phases, slots, budget, slog.New(slog.DiscardHandler))
 
 	// Two proofs where partition 1's one proof belongs.
 	two, err := (&prover.C2{Profile: profile, Proofs: c2.Proofs[:2]}).MarshalBinary()

@@ -1,4 +1,4 @@
-package storage_test
+package params_test
 
 import (
 	"bytes"
@@ -17,7 +17,9 @@ import (
 	"github.com/c2flow/c2flow/storage/s3test"
 )
 
-// publishKeys writes the 2KiB keys through a ParamCache (local directory
+func TestMain(m *testing.M) { s3test.Main(m) }
+
+// publishKeys writes the 2KiB keys through a Cache (local directory
 // and S3, as a development setup does) and returns the S3 store, the keys
 // and the profile.
 func publishKeys(t *testing.T) (*storage.Store, *params.Keys, porep.Profile) {
@@ -25,7 +27,7 @@ func publishKeys(t *testing.T) (*storage.Store, *params.Keys, porep.Profile) {
 	srv := s3test.Start(t)
 	st := srv.Store("c2flow")
 	k := *paramstest.Keys(t, "2KiB") // a copy: Write sets its digests
-	if err := k.Write(context.Background(), storage.ParamCache{Local: params.DirStore{Root: t.TempDir()}, S3: st}); err != nil {
+	if err := k.Write(context.Background(), params.Cache{Local: params.DirStore{Root: t.TempDir()}, Remote: st}); err != nil {
 		t.Fatal(err)
 	}
 	return st, &k, k.Profile
@@ -34,10 +36,10 @@ func publishKeys(t *testing.T) (*storage.Store, *params.Keys, porep.Profile) {
 // A flipped byte in a worker's cached pk, in a point or in a header
 // length: the load finds it, moves the copy aside, downloads the pk again
 // and succeeds.
-func TestParamCacheReplacesCorruptKey(t *testing.T) {
+func TestCacheReplacesCorruptKey(t *testing.T) {
 	st, k, p := publishKeys(t)
 	ctx := context.Background()
-	cache := storage.ParamCache{Local: params.DirStore{Root: t.TempDir()}, S3: st}
+	cache := params.Cache{Local: params.DirStore{Root: t.TempDir()}, Remote: st}
 	if _, err := params.LoadExisting(ctx, cache, p, nil); err != nil { // downloads
 		t.Fatal(err)
 	}
@@ -70,10 +72,10 @@ func TestParamCacheReplacesCorruptKey(t *testing.T) {
 
 // pk and vk swapped in S3 (each with its own object checksum, so the
 // download checks pass): the load says which file is not the recorded one.
-func TestParamCacheDetectsSwappedKeys(t *testing.T) {
+func TestCacheDetectsSwappedKeys(t *testing.T) {
 	st, k, p := publishKeys(t)
 	ctx := context.Background()
-	src := storage.ParamCache{Local: params.DirStore{Root: t.TempDir()}, S3: st}
+	src := params.Cache{Local: params.DirStore{Root: t.TempDir()}, Remote: st}
 	if _, err := params.LoadExisting(ctx, src, p, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestParamCacheDetectsSwappedKeys(t *testing.T) {
 	if err := st.UploadFile(ctx, k.Prefix()+"pk", filepath.Join(dir, "vk")); err != nil {
 		t.Fatal(err)
 	}
-	cache := storage.ParamCache{Local: params.DirStore{Root: t.TempDir()}, S3: st}
+	cache := params.Cache{Local: params.DirStore{Root: t.TempDir()}, Remote: st}
 	_, err := params.LoadExisting(ctx, cache, p, nil)
 	if !errors.Is(err, params.ErrMismatch) || errors.Is(err, params.ErrNotFound) || !strings.Contains(err.Error(), k.Prefix()+"vk:") ||
 		!strings.Contains(err.Error(), k.VKSHA256) {
@@ -101,11 +103,42 @@ func TestPublishWithoutDigestsFile(t *testing.T) {
 	if err := local.Put(ctx, "params/p/d/vk", func(w io.Writer) error { _, err := w.Write([]byte("vk")); return err }); err != nil {
 		t.Fatal(err)
 	}
-	pc := storage.ParamCache{Local: local, S3: st}
+	pc := params.Cache{Local: local, Remote: st}
 	if err := pc.Publish(ctx, "params/p/d/", params.DigestsFile, "vk"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Head(ctx, "params/p/d/vk"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestCacheDownloadsOnce(t *testing.T) {
+	srv := s3test.Start(t)
+	st := srv.Store("c2flow")
+	ctx := context.Background()
+	writer := params.Cache{Local: params.DirStore{Root: t.TempDir()}, Remote: st}
+	if err := writer.Put(ctx, "params/p/d/vk", func(w io.Writer) error { _, err := w.Write([]byte("vk bytes")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	reader := params.Cache{Local: params.DirStore{Root: t.TempDir()}, Remote: st}
+	read := func() string {
+		rc, err := reader.Open(ctx, "params/p/d/vk")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		b, _ := io.ReadAll(rc)
+		return string(b)
+	}
+	if read() != "vk bytes" {
+		t.Fatal("first read")
+	}
+	srv.Stop() // the second read must come from the local cache
+	if read() != "vk bytes" {
+		t.Fatal("cached read")
+	}
+	srv.Restart()
+	if _, err := reader.Open(ctx, "params/p/d/missing"); !errors.Is(err, params.ErrNotFound) {
+		t.Fatalf("missing key: %v", err)
 	}
 }

@@ -1,11 +1,11 @@
-package activities
+package worker
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
-	"go.temporal.io/sdk/worker"
+	sdkworker "go.temporal.io/sdk/worker"
 )
 
 // Budget is a host's memory backpressure: at most Max synthesized
@@ -43,16 +43,16 @@ func NewBudget(max int) (*Budget, error) {
 	return &Budget{max: max, changed: make(chan struct{})}, nil
 }
 
-var _ worker.SlotSupplier = (*Budget)(nil)
+var _ sdkworker.SlotSupplier = (*Budget)(nil)
 
-// ReserveSlot implements worker.SlotSupplier: it blocks while the budget is full.
-func (b *Budget) ReserveSlot(ctx context.Context, _ worker.SlotReservationInfo) (*worker.SlotPermit, error) {
+// ReserveSlot implements sdkworker.SlotSupplier: it blocks while the budget is full.
+func (b *Budget) ReserveSlot(ctx context.Context, _ sdkworker.SlotReservationInfo) (*sdkworker.SlotPermit, error) {
 	for {
 		b.mu.Lock()
 		if !b.frozen && b.reserved+b.held < b.max {
 			b.reserved++
 			b.mu.Unlock()
-			return &worker.SlotPermit{}, nil
+			return &sdkworker.SlotPermit{}, nil
 		}
 		ch := b.changed
 		b.mu.Unlock()
@@ -64,19 +64,19 @@ func (b *Budget) ReserveSlot(ctx context.Context, _ worker.SlotReservationInfo) 
 	}
 }
 
-// TryReserveSlot implements worker.SlotSupplier.
-func (b *Budget) TryReserveSlot(worker.SlotReservationInfo) *worker.SlotPermit {
+// TryReserveSlot implements sdkworker.SlotSupplier.
+func (b *Budget) TryReserveSlot(sdkworker.SlotReservationInfo) *sdkworker.SlotPermit {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.frozen && b.reserved+b.held < b.max {
 		b.reserved++
-		return &worker.SlotPermit{}
+		return &sdkworker.SlotPermit{}
 	}
 	return nil
 }
 
-// MarkSlotUsed implements worker.SlotSupplier: a synthesis starts.
-func (b *Budget) MarkSlotUsed(info worker.SlotMarkUsedInfo) {
+// MarkSlotUsed implements sdkworker.SlotSupplier: a synthesis starts.
+func (b *Budget) MarkSlotUsed(info sdkworker.SlotMarkUsedInfo) {
 	info.Permit().UserData = true // used: its release ends a synthesis
 	b.mu.Lock()
 	b.running++
@@ -84,8 +84,8 @@ func (b *Budget) MarkSlotUsed(info worker.SlotMarkUsedInfo) {
 	b.mu.Unlock()
 }
 
-// ReleaseSlot implements worker.SlotSupplier.
-func (b *Budget) ReleaseSlot(info worker.SlotReleaseInfo) {
+// ReleaseSlot implements sdkworker.SlotSupplier.
+func (b *Budget) ReleaseSlot(info sdkworker.SlotReleaseInfo) {
 	b.mu.Lock()
 	b.reserved--
 	if used, _ := info.Permit().UserData.(bool); used {
@@ -99,7 +99,7 @@ func (b *Budget) ReleaseSlot(info worker.SlotReleaseInfo) {
 	b.mu.Unlock()
 }
 
-// MaxSlots implements worker.SlotSupplier.
+// MaxSlots implements sdkworker.SlotSupplier.
 func (b *Budget) MaxSlots() int { return b.max }
 
 // Hold turns a running synthesis into a held witness of n bytes; it must

@@ -1,0 +1,221 @@
+// Package testscheme is c2flow's own test scheme (package porep: Poseidon2,
+// binary trees, Filecoin-shaped) behind the scheme interface: the fast
+// path for tests, benches and the demo. Its C2 is c2flow's own C2 file
+// (prover.C2); its keys are c2flow's development setups (package params).
+package testscheme
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
+)
+
+// Scheme is the test scheme over a key store. Keys must already be in the
+// store (c2flow circuit setup, dev and demo put them there): two workers
+// never run two different setups.
+type Scheme struct {
+	keys    params.Store
+	log     *slog.Logger
+	earlyG2 bool
+	hasher  *porep.Hasher
+
+	mu       sync.Mutex
+	circuits map[string]*Circuit
+}
+
+var _ scheme.Scheme = (*Scheme)(nil)
+
+// Option configures a Scheme.
+type Option func(*Scheme)
+
+// WithEarlyG2 starts the B-in-G2 MSM with the device phase (prover.Prover.EarlyG2).
+func WithEarlyG2(on bool) Option { return func(s *Scheme) { s.earlyG2 = on } }
+
+// WithLogger sets the provers' logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(s *Scheme) { s.log = l } }
+
+// New returns the test scheme reading keys from store.
+func New(store params.Store, opts ...Option) *Scheme {
+	s := &Scheme{keys: store, log: slog.New(slog.DiscardHandler), hasher: porep.NewHasher(), circuits: map[string]*Circuit{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Name implements scheme.Scheme.
+func (*Scheme) Name() string { return "c2flow" }
+
+// Owns implements scheme.Scheme: the porep profiles, and "" (a sector
+// submitted without a declared proof is a test-scheme sector).
+func (*Scheme) Owns(proof string) bool {
+	return proof == "" || slices.Contains(porep.ProfileNames(), proof)
+}
+
+// MaxC1Bytes implements scheme.Scheme.
+func (*Scheme) MaxC1Bytes(proof string) (int64, error) {
+	if proof == "" {
+		return porep.MaxC1Bytes(), nil
+	}
+	p, err := porep.LookupProfile(proof)
+	if err != nil {
+		return 0, err
+	}
+	return p.MaxC1Bytes(), nil
+}
+
+// Sector is a decoded test-scheme C1.
+type Sector struct {
+	C1     *porep.C1
+	hasher *porep.Hasher
+}
+
+// Proof implements scheme.Sector.
+func (s *Sector) Proof() string { return s.C1.Profile.Name }
+
+// Partitions implements scheme.Sector.
+func (s *Sector) Partitions() int { return len(s.C1.Partitions) }
+
+// Verify implements scheme.Sector: replica id and every vanilla proof.
+func (s *Sector) Verify(ctx context.Context) error { return s.C1.Verify(s.hasher) }
+
+// Decode implements scheme.Scheme: strict decoding, then the C1 must name
+// id's prover, sector and declared profile.
+func (sc *Scheme) Decode(raw []byte, id scheme.Ident) (scheme.Sector, error) {
+	c1, err := porep.DecodeC1(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	if c1.SectorID != id.SectorID {
+		return nil, fmt.Errorf("sector_id: the C1 is for sector %d, not %d", c1.SectorID, id.SectorID)
+	}
+	if id.Proof != "" && c1.Profile.Name != id.Proof {
+		return nil, fmt.Errorf("registered_proof: the C1 is a %s C1, %s was declared", c1.Profile.Name, id.Proof)
+	}
+	if p := hex.EncodeToString(c1.ProverID[:]); p != id.ProverID {
+		return nil, fmt.Errorf("prover_id: the C1 is for prover %s, not %s", p, id.ProverID)
+	}
+	return &Sector{C1: c1, hasher: sc.hasher}, nil
+}
+
+// Circuit implements scheme.Scheme.
+func (sc *Scheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
+	return sc.circuit(ctx, proof)
+}
+
+func (sc *Scheme) circuit(ctx context.Context, proof string) (*Circuit, error) {
+	p, err := porep.LookupProfile(proof)
+	if err != nil {
+		return nil, err
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if c, ok := sc.circuits[p.Name]; ok {
+		return c, nil
+	}
+	keys, err := params.LoadExisting(ctx, sc.keys, p, sc.log)
+	if errors.Is(err, params.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", scheme.ErrNoKeys, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pr, err := prover.New(keys, sc.log)
+	if err != nil {
+		return nil, err
+	}
+	pr.EarlyG2 = sc.earlyG2
+	c := &Circuit{pr: pr}
+	sc.circuits[p.Name] = c
+	return c, nil
+}
+
+// Circuit is one profile's circuit and keys.
+type Circuit struct{ pr *prover.Prover }
+
+var _ scheme.Circuit = (*Circuit)(nil)
+
+// Prover implements scheme.Circuit.
+func (c *Circuit) Prover() *prover.Prover { return c.pr }
+
+// PartitionBytes implements scheme.Circuit.
+func (c *Circuit) PartitionBytes() int64 { return params.SynthBytes(c.pr.Keys.CCS) }
+
+func sectorOf(s scheme.Sector) (*porep.C1, error) {
+	ts, ok := s.(*Sector)
+	if !ok {
+		return nil, fmt.Errorf("testscheme: a %T is not a test-scheme sector", s)
+	}
+	return ts.C1, nil
+}
+
+// Synthesize implements scheme.Circuit.
+func (c *Circuit) Synthesize(ctx context.Context, s scheme.Sector, k int) (*prover.Solution, error) {
+	c1, err := sectorOf(s)
+	if err != nil {
+		return nil, err
+	}
+	return c.pr.Synthesize(ctx, c1, k)
+}
+
+// VerifyPartition implements scheme.Circuit.
+func (c *Circuit) VerifyPartition(s scheme.Sector, k int, proof *groth16bls.Proof) error {
+	c1, err := sectorOf(s)
+	if err != nil {
+		return err
+	}
+	return prover.Verify(c.pr.Keys.VK, c1.Statement(), k, proof)
+}
+
+// EncodePartition implements scheme.Circuit: a one-proof C2 of the profile.
+func (c *Circuit) EncodePartition(proof *groth16bls.Proof) ([]byte, error) {
+	one := prover.C2{Profile: c.pr.Keys.Profile.Name, Proofs: []*groth16bls.Proof{proof}}
+	return one.MarshalBinary()
+}
+
+// Assemble implements scheme.Circuit.
+func (c *Circuit) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
+	c2 := &prover.C2{Profile: s.Proof()}
+	for k, b := range parts {
+		one, err := prover.UnmarshalC2(b)
+		if err != nil {
+			return nil, fmt.Errorf("partition %d: decode proof: %w", k, err)
+		}
+		if len(one.Proofs) != 1 {
+			return nil, fmt.Errorf("partition %d: %d proofs where one was expected", k, len(one.Proofs))
+		}
+		c2.Proofs = append(c2.Proofs, one.Proofs[0])
+	}
+	return c2.MarshalBinary()
+}
+
+// VerifyC2 implements scheme.Circuit.
+func (c *Circuit) VerifyC2(s scheme.Sector, data []byte) error {
+	c1, err := sectorOf(s)
+	if err != nil {
+		return err
+	}
+	c2, err := prover.UnmarshalC2(data)
+	if err != nil {
+		return err
+	}
+	return prover.VerifyC2(c.pr.Keys.VK, c1.Statement(), c2)
+}
+
+// Digests implements scheme.Circuit.
+func (c *Circuit) Digests() scheme.Digests {
+	k := c.pr.Keys
+	return scheme.Digests{VK: k.VKSHA256, PK: k.PKSHA256, Circuit: k.Digest}
+}

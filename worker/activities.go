@@ -1,0 +1,555 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/metrics"
+)
+
+// Host is one worker process's activities (job.Activities) and their
+// state. The activities are thin: they find the witness, call a phase
+// (Phases) and report; the Host keeps the witness table, the budget, the
+// spill, expiry, heartbeats, stats and fault hooks.
+type Host struct {
+	ID     string // unique per process: names the host's task queues
+	Phases Phases
+	Slots  *gpu.Slots
+	Budget *Budget
+	Log    *slog.Logger
+	// HeartbeatEvery is the interval of heartbeats from long activities.
+	HeartbeatEvery time.Duration
+	// Hooks are fault-injection points for tests; nil in production.
+	Hooks  *Hooks
+	paused atomic.Bool
+	// Metrics, if set, records phase durations, retries and failures.
+	Metrics *metrics.Metrics
+	// ArrivalOrder serves devices first come instead of oldest sector
+	// first (the simulation's comparison of orderings).
+	ArrivalOrder bool
+	// spill carries witnesses between synthesis-only and device hosts;
+	// spillOut makes this host's syntheses spill (see SetSpill).
+	spill    Spill
+	spillOut bool
+	// finalizeSlots bounds concurrent finalizes (nil: unbounded).
+	finalizeSlots chan struct{}
+	// validateSlots bounds concurrent C1 validations.
+	validateSlots chan struct{}
+
+	ws      *witnesses
+	statsMu sync.Mutex
+	stats   HostStats
+}
+
+var _ job.Activities = (*Host)(nil)
+
+// HostStats counts what a host did.
+type HostStats struct {
+	Validated    int `json:"validated"`
+	Syntheses    int `json:"syntheses"`
+	DevicePhases int `json:"device_phases"`
+	Finalized    int `json:"finalized"`
+	Stored       int `json:"stored"`
+	WitnessLost  int `json:"witness_lost"`
+	BadC1        int `json:"bad_c1"`
+	Invalid      int `json:"invalid_proofs"`
+	Expired      int `json:"expired_witnesses"`
+	Spilled      int `json:"spilled,omitempty"` // witnesses written for device hosts
+	Loaded       int `json:"loaded,omitempty"`  // spilled witnesses proved here
+}
+
+// NewHost returns a host running phases on slots within budget.
+func NewHost(id string, phases Phases, slots *gpu.Slots, budget *Budget, log *slog.Logger) *Host {
+	return &Host{ID: id, Phases: phases, Slots: slots, Budget: budget, Log: log.With("host", id),
+		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget, log: log},
+		validateSlots: make(chan struct{}, 2)}
+}
+
+// DeviceOrder is a device phase's claim on a device, from its sector's
+// order and its partition.
+func DeviceOrder(in job.HandleInput) gpu.Order {
+	o := gpu.Order{Priority: in.Order.Priority, Seq: in.Order.Seq, Partition: in.Partition}
+	if !in.Order.Submitted.IsZero() {
+		o.Submitted = in.Order.Submitted.UnixNano()
+	}
+	return o
+}
+
+// SetFinalizeSlots bounds the finalizes running at once on this host
+// (CPU work); more wait inside the activity, heartbeating.
+func (h *Host) SetFinalizeSlots(n int) {
+	if n > 0 {
+		h.finalizeSlots = make(chan struct{}, n)
+	}
+}
+
+// SetSpill sets where witnesses travel between synthesis-only and device
+// hosts; with out, this host's syntheses spill there (a synthesis-only
+// host) instead of waiting for its own device phase.
+func (h *Host) SetSpill(s Spill, out bool) {
+	h.spill, h.spillOut, h.ws.spill = s, out, s
+}
+
+// Witnesses is the number of partitions whose witness is in this host's
+// memory (synthesized, not yet finalized).
+func (h *Host) Witnesses() int { return h.ws.len() }
+
+// Stats returns the host's counters.
+func (h *Host) Stats() HostStats {
+	h.statsMu.Lock()
+	defer h.statsMu.Unlock()
+	return h.stats
+}
+
+func (h *Host) count(f func(*HostStats)) {
+	h.statsMu.Lock()
+	f(&h.stats)
+	h.statsMu.Unlock()
+}
+
+// ExpireWitnesses drops witnesses idle for longer than ttl, until ctx ends.
+func (h *Host) ExpireWitnesses(ctx context.Context, ttl time.Duration) {
+	t := time.NewTicker(min(ttl/4, 10*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n := h.ws.expire(ttl); n > 0 {
+				h.count(func(s *HostStats) { s.Expired += n })
+				h.Log.Warn("dropped expired witnesses", "count", n, "ttl", ttl)
+			}
+		}
+	}
+}
+
+// observe records an activity's attempt and outcome; it returns err.
+func (h *Host) observe(ctx context.Context, name string, err error) error {
+	err = hostCanceled(ctx, h.ID, name, err)
+	if h.Metrics == nil {
+		return err
+	}
+	if activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1 {
+		h.Metrics.Retries.WithLabelValues(name).Inc()
+	}
+	if err != nil {
+		kind := "other"
+		var ae *temporal.ApplicationError
+		switch {
+		case errors.As(err, &ae) && ae.Type() != "":
+			kind = ae.Type()
+		case errors.Is(err, context.Canceled):
+			kind = "canceled"
+		}
+		h.Metrics.Failures.WithLabelValues(name, kind).Inc()
+	}
+	return err
+}
+
+// hostCanceled names an activity canceled on this worker, not by Temporal
+// (the SDK gave up on a heartbeat RPC of a starved host, the worker is
+// shutting down): the host's trouble, not the partition's, so the workflow
+// counts it on the host-loss budget (job.ErrHostLost). A cancel Temporal
+// delivered (the workflow asked for it) is left as it is.
+func hostCanceled(ctx context.Context, host, name string, err error) error {
+	if err == nil || ctx.Err() != context.Canceled || !errors.Is(err, context.Canceled) || temporal.IsCanceledError(context.Cause(ctx)) {
+		return err
+	}
+	return temporal.NewApplicationErrorWithCause(fmt.Sprintf("%s canceled on host %s: %v", name, host, context.Cause(ctx)), job.ErrHostLost, err)
+}
+
+func (h *Host) phase(name string, d time.Duration) {
+	if h.Metrics != nil {
+		h.Metrics.Phase.WithLabelValues(name).Observe(d.Seconds())
+	}
+}
+
+// Hooks are a host's fault-injection points, for tests only.
+type Hooks struct {
+	// FaultyFinalize corrupts every proof (tests of the no-invalid-proof
+	// guarantee).
+	FaultyFinalize bool `json:"faulty_finalize,omitempty"`
+	// PauseAt freezes the host the first time an activity reaches this
+	// phase (synth, device or finalize): it writes PauseFile, takes no new
+	// synthesis and the activity waits for cancellation. Fault tests use it
+	// to kill -9 a worker at a known point.
+	PauseAt   string `json:"pause_at,omitempty"`
+	PauseFile string `json:"pause_file,omitempty"`
+}
+
+// pause implements Hooks.PauseAt for phase; it returns ctx's error once
+// paused.
+func (h *Host) pause(ctx context.Context, phase string) error {
+	if h.Hooks == nil || h.Hooks.PauseAt != phase || !h.paused.CompareAndSwap(false, true) {
+		return nil
+	}
+	h.Budget.freeze()
+	if h.Hooks.PauseFile != "" {
+		os.WriteFile(h.Hooks.PauseFile, []byte(phase), 0o644)
+	}
+	h.Log.Warn("paused for a fault test", "phase", phase)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// ValidateC1 is the ValidateC1 activity: strict decoding and native
+// verification of a sector's C1 before any synthesis.
+func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+	out, err := h.validateC1(ctx, in)
+	return out, h.observe(ctx, job.ActValidateC1, err)
+}
+
+func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+	// A few validations at once: each holds a whole C1 and its decoding.
+	select {
+	case h.validateSlots <- struct{}{}:
+		defer func() { <-h.validateSlots }()
+	case <-ctx.Done():
+		return job.ValidateOutput{}, ctx.Err()
+	}
+	out, err := h.Phases.Check(ctx, in.SectorRef)
+	if err != nil {
+		if isAppError(err, job.ErrBadC1) {
+			h.count(func(s *HostStats) { s.BadC1++ })
+		}
+		return job.ValidateOutput{}, err
+	}
+	h.count(func(s *HostStats) { s.Validated++ })
+	return out, nil
+}
+
+// heartbeat records progress every HeartbeatEvery until the returned
+// stop is called; activity cancellation then reaches ctx.
+func (h *Host) heartbeat(ctx context.Context, details func() any) (stop func()) {
+	return Heartbeat(ctx, h.HeartbeatEvery, details)
+}
+
+// Heartbeat records a heartbeat (with details(), if details is set) every
+// interval until the returned stop is called or ctx ends.
+func Heartbeat(ctx context.Context, every time.Duration, details func() any) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if details != nil {
+					activity.RecordHeartbeat(ctx, details())
+				} else {
+					activity.RecordHeartbeat(ctx)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// async runs f in a goroutine and returns its result, or ctx's error as
+// soon as ctx ends: cancellation is honoured at once, though f (an MSM
+// cannot be interrupted) runs on. after, if set, runs once f has returned,
+// abandoned or not, so state f uses is released only when f is done.
+func async[T any](ctx context.Context, f func() (T, error), after func(v T, err error, abandoned bool)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		if after != nil {
+			after(r.v, r.err, false)
+		}
+		return r.v, r.err
+	case <-ctx.Done():
+		go func() {
+			r := <-ch
+			if after != nil {
+				after(r.v, r.err, true)
+			}
+		}()
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// Synthesize is the Synthesize activity: it solves a partition's circuit
+// and keeps the witness in this host's memory (or spills it, on a
+// synthesis-only host). It runs on the synthesis queue, whose slots are the
+// host's Budget.
+func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+	out, err := h.synthesize(ctx, in)
+	return out, h.observe(ctx, job.ActSynthesize, err)
+}
+
+func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+	t0 := time.Now()
+	stop := h.heartbeat(ctx, func() any {
+		return fmt.Sprintf("synthesizing %d/%d for %v", in.SectorID, in.Partition, time.Since(t0).Round(time.Second))
+	})
+	defer stop()
+	if err := h.pause(ctx, "synth"); err != nil {
+		return job.SynthOutput{}, err
+	}
+	s, err := async(ctx, func() (Solved, error) { return h.Phases.Synthesize(ctx, in.SectorRef, in.Partition) }, nil)
+	if err != nil {
+		return job.SynthOutput{}, err
+	}
+	if h.spillOut {
+		return h.spillWitness(ctx, in, s)
+	}
+	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: s.Bytes()}
+	h.Budget.Hold(w.bytes)
+	handle := h.ws.put(w)
+	h.count(func(st *HostStats) { st.Syntheses++ })
+	h.phase("synth", s.SynthTime())
+	return job.SynthOutput{Witness: job.HostWitness(h.ID, handle), Bytes: w.bytes, SynthMS: s.SynthTime().Milliseconds()}, nil
+}
+
+// spillWitness writes a synthesized witness for a device host. Its size
+// stays in this host's budget until the workflow releases it (the device
+// host has loaded it, or the partition failed): a synthesis host cannot
+// outrun the device hosts, whatever the spill's capacity.
+func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved) (job.SynthOutput, error) {
+	t0 := time.Now()
+	data, err := h.Phases.Spill(s)
+	if err != nil {
+		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
+	}
+	key := fmt.Sprintf("%d/%d/%s", in.SectorID, in.Partition, newHandle())
+	if err := h.spill.Put(ctx, key, data); err != nil {
+		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
+	}
+	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: s.Bytes(), spill: key}
+	h.Budget.Hold(w.bytes)
+	handle := h.ws.put(w)
+	h.count(func(st *HostStats) { st.Syntheses++; st.Spilled++ })
+	h.phase("synth", s.SynthTime())
+	h.Log.Info("SPILL_END", "partition", s.Partition(), "bytes", len(data), "spill_ms", time.Since(t0).Milliseconds())
+	return job.SynthOutput{Witness: job.WitnessLocation{Host: h.ID, DeviceQueue: job.QueueDevice, ControlQueue: job.ControlQueue(h.ID),
+		Handle: handle, Spill: key}, Bytes: w.bytes, SynthMS: s.SynthTime().Milliseconds()}, nil
+}
+
+// loadSpilled reads a spilled witness onto this device host and returns
+// its local handle. A missing or damaged spill loses the witness: the
+// workflow synthesizes the partition again.
+func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, error) {
+	if h.spill == nil {
+		return "", temporal.NewNonRetryableApplicationError("host "+h.ID+" has no --spill to load witness "+in.Witness.Spill+" from", job.ErrWitnessLost, nil)
+	}
+	t0 := time.Now()
+	data, err := h.spill.Get(ctx, in.Witness.Spill)
+	if err != nil {
+		if errors.Is(err, ErrSpillMissing) {
+			return "", h.witnessLost(in.Witness.Spill, "device phase")
+		}
+		return "", fmt.Errorf("load spilled witness %s: %w", in.Witness.Spill, err)
+	}
+	s, err := h.Phases.Unspill(ctx, in.SectorRef, in.Partition, data)
+	var ae *temporal.ApplicationError
+	switch {
+	case errors.As(err, &ae):
+		return "", err // the sector's own trouble (bad C1, no keys)
+	case err != nil:
+		h.count(func(st *HostStats) { st.WitnessLost++ })
+		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("spill %s: %v", in.Witness.Spill, err), job.ErrWitnessLost, err)
+	}
+	h.count(func(st *HostStats) { st.Loaded++ })
+	h.Log.Info("SPILL_LOAD", "partition", s.Partition(), "bytes", len(data), "load_ms", time.Since(t0).Milliseconds())
+	// Not in this host's budget: the synthesis host counts it until the
+	// workflow releases it there; here the device queue's concurrency
+	// bounds what is loaded.
+	return h.ws.put(&witness{ref: in.SectorRef, k: in.Partition, solved: s, loaded: true}), nil
+}
+
+func (h *Host) witnessLost(handle, phase string) error {
+	h.count(func(s *HostStats) { s.WitnessLost++ })
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("%s: witness %s is not on host %s (restarted or expired)", phase, handle, h.ID), job.ErrWitnessLost, nil)
+}
+
+// DevicePhase is the DevicePhase activity: the device phase on one of this
+// host's devices. The witness is consumed: on failure it is dropped and
+// the workflow synthesizes the partition again.
+func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
+	out, err := h.devicePhase(ctx, in)
+	return out, h.observe(ctx, job.ActDevicePhase, err)
+}
+
+func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
+	handle := in.Witness.Handle
+	var moved *job.WitnessLocation
+	if in.Witness.Spill != "" {
+		var err error
+		if handle, err = h.loadSpilled(ctx, in); err != nil {
+			return job.DeviceOutput{}, err
+		}
+		loc := job.HostWitness(h.ID, handle)
+		moved = &loc
+	}
+	w := h.ws.take(handle)
+	if w == nil || w.solved == nil {
+		if w != nil {
+			h.ws.give(w)
+		}
+		return job.DeviceOutput{}, h.witnessLost(handle, "device phase")
+	}
+	queue := time.Since(w.created)
+	if info := activity.GetInfo(ctx); !info.ScheduledTime.IsZero() {
+		queue = info.StartedTime.Sub(info.ScheduledTime)
+	}
+	part := w.solved.Partition()
+	order := DeviceOrder(in)
+	if h.ArrivalOrder {
+		order = gpu.Order{}
+	}
+	stop := h.heartbeat(ctx, func() any { return "device phase " + part })
+	defer stop()
+	if err := h.pause(ctx, "device"); err != nil {
+		h.ws.give(w)
+		return job.DeviceOutput{}, err
+	}
+	p, err := async(ctx, func() (Proving, error) {
+		return h.Phases.Device(ctx, w.solved, h.Slots, order, func() { h.ws.releaseABC(w) })
+	},
+		func(p Proving, err error, abandoned bool) {
+			if err != nil || abandoned {
+				// The witness is consumed either way: the workflow
+				// synthesizes again.
+				h.ws.drop(handle)
+				return
+			}
+			w.solved, w.proving = nil, p
+			h.ws.releaseABC(w) // normally done in onFreed already
+			h.ws.give(w)
+		})
+	if err != nil {
+		if h.Slots.Healthy() == 0 {
+			// No device left: take no more synthesis, let other hosts work.
+			h.Budget.freeze()
+			h.Log.Error("every device is quarantined: this host takes no more work", "quarantined", h.Slots.Quarantined())
+		}
+		return job.DeviceOutput{}, fmt.Errorf("device phase %s: %w", part, err)
+	}
+	r := p.Report()
+	h.count(func(s *HostStats) { s.DevicePhases++ })
+	h.phase("queue", queue+r.Queue)
+	h.phase("device", r.Busy)
+	return job.DeviceOutput{MovedTo: moved, Device: r.Device, DeviceMS: r.Busy.Milliseconds(), QueueMS: queue.Milliseconds() + r.Queue.Milliseconds(),
+		Start: r.Start, End: r.Start.Add(r.Busy)}, nil
+}
+
+// Finalize is the Finalize activity: the CPU finalize and the partition
+// proof's verification; no invalid proof leaves this host.
+func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
+	out, err := h.finalize(ctx, in)
+	return out, h.observe(ctx, job.ActFinalize, err)
+}
+
+func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
+	w := h.ws.take(in.Witness.Handle)
+	if w == nil || w.proving == nil {
+		if w != nil {
+			h.ws.give(w)
+		}
+		return job.FinalizeOutput{}, h.witnessLost(in.Witness.Handle, "finalize")
+	}
+	part := w.proving.Partition()
+	stop := h.heartbeat(ctx, func() any { return "finalize " + part })
+	if err := h.pause(ctx, "finalize"); err != nil {
+		stop()
+		h.ws.give(w)
+		return job.FinalizeOutput{}, err
+	}
+	defer stop()
+	// Wait for a CPU finalize slot here, heartbeating, rather than in the
+	// host's queue: a live host takes its finalizes at once, so a finalize
+	// not taken within the host-queue timeout means the host is gone.
+	if h.finalizeSlots != nil {
+		select {
+		case h.finalizeSlots <- struct{}{}:
+		case <-ctx.Done():
+			h.ws.give(w)
+			return job.FinalizeOutput{}, ctx.Err()
+		}
+	}
+	type out struct {
+		proof []byte
+		dur   time.Duration
+	}
+	o, err := async(ctx, func() (out, error) {
+		proof, dur, err := h.Phases.Finish(ctx, w.proving)
+		return out{proof, dur}, err
+	}, func(o out, err error, abandoned bool) {
+		if h.finalizeSlots != nil {
+			<-h.finalizeSlots
+		}
+		// Only now may a retry use the partial: the finalize is done with it.
+		if err == nil && !abandoned {
+			h.ws.drop(in.Witness.Handle)
+			return
+		}
+		h.ws.give(w)
+	})
+	if err != nil {
+		if isAppError(err, job.ErrInvalidProof) {
+			h.count(func(s *HostStats) { s.Invalid++ })
+			// A new finalize draws new randomness but the same partial: give
+			// the workflow a fresh synthesis instead of retrying here.
+			h.ws.drop(in.Witness.Handle)
+			return job.FinalizeOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), job.ErrWitnessLost, err)
+		}
+		return job.FinalizeOutput{}, err
+	}
+	h.count(func(s *HostStats) { s.Finalized++ })
+	h.phase("finalize", o.dur)
+	return job.FinalizeOutput{Proof: o.proof, FinalizeMS: o.dur.Milliseconds()}, nil
+}
+
+// Release is the Release activity: it drops a witness the workflow no
+// longer needs (its partition failed or was canceled), returning its
+// budget now rather than at expiry.
+func (h *Host) Release(ctx context.Context, in job.HandleInput) error {
+	h.ws.dropWhenIdle(in.Witness.Handle)
+	return nil
+}
+
+// StoreC2 is the StoreC2 activity: the sector's C2, assembled, verified
+// and stored conditionally (Phases.Store).
+func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
+	out, err := h.Phases.Store(ctx, in)
+	switch {
+	case err == nil:
+		h.count(func(s *HostStats) { s.Stored++ })
+	case isAppError(err, job.ErrInvalidProof):
+		h.count(func(s *HostStats) { s.Invalid++ })
+	}
+	return out, h.observe(ctx, job.ActStoreC2, err)
+}
+
+// LookupC2 is the LookupC2 activity: whether a sector's C2 is stored and
+// can be trusted (Phases.Lookup).
+func (h *Host) LookupC2(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+	out, err := h.Phases.Lookup(ctx, ref)
+	return out, h.observe(ctx, job.ActLookupC2, err)
+}

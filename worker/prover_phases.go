@@ -1,0 +1,313 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// ProverPhases are the real phases: C1s and C2s in the artifact store,
+// circuits and keys from the proof schemes, the split Groth16 prover on
+// the host's devices. A sector's scheme is the one owning its declared
+// proof; nothing here knows which scheme it runs.
+type ProverPhases struct {
+	Artifacts *storage.Store
+	Schemes   scheme.Set
+	Log       *slog.Logger
+	// FaultyFinalize corrupts every proof before its verification (tests
+	// of the no-invalid-proof guarantee; see Hooks).
+	FaultyFinalize bool
+}
+
+var _ Phases = (*ProverPhases)(nil)
+
+func badC1(ref job.SectorRef, err error) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: bad C1: %v", ref, err), job.ErrBadC1, err)
+}
+
+func isAppError(err error, typ string) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == typ
+}
+
+// sector reads, checks and decodes a sector's C1. The bytes must be the
+// ones the sector's identity pins (an object replaced after submission is
+// a BadC1, never proved) and name the sector's prover and number. A
+// missing object or an unreachable store is a retryable storage error
+// naming the key: a wrong configuration is not bad input.
+func (p *ProverPhases) sector(ctx context.Context, ref job.SectorRef) (scheme.Sector, error) {
+	sc, err := p.Schemes.For(ref.Profile)
+	if err != nil {
+		return nil, badC1(ref, fmt.Errorf("declared proof: %w", err))
+	}
+	// Bounded memory whoever wrote the object: its size is checked against
+	// the declared proof's bound before a byte is read.
+	limit, err := sc.MaxC1Bytes(ref.Profile)
+	if err != nil {
+		return nil, badC1(ref, fmt.Errorf("declared proof: %w", err))
+	}
+	size, err := p.Artifacts.Size(ctx, storage.C1Key(ref.Identity()))
+	if err != nil {
+		return nil, fmt.Errorf("%s: read C1: %w", ref, err)
+	}
+	if size > limit {
+		return nil, badC1(ref, fmt.Errorf("(file): the object has %d bytes, a %s C1 at most %d", size, ref.Profile, limit))
+	}
+	raw, err := p.Artifacts.GetC1(ctx, ref.Identity(), ref.C1Digest)
+	switch {
+	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
+		return nil, badC1(ref, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: read C1: %w", ref, err)
+	}
+	s, err := sc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
+	if err != nil {
+		return nil, badC1(ref, err)
+	}
+	return s, nil
+}
+
+// circuit returns the circuit of a sector's proof; missing keys are a
+// non-retryable NoKeys (an operator's fix).
+func (p *ProverPhases) circuit(ctx context.Context, s scheme.Sector) (scheme.Circuit, error) {
+	sc, err := p.Schemes.For(s.Proof())
+	if err != nil {
+		return nil, err
+	}
+	c, err := sc.Circuit(ctx, s.Proof())
+	if errors.Is(err, scheme.ErrNoKeys) {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), job.ErrNoKeys, err)
+	}
+	return c, err
+}
+
+func (p *ProverPhases) sectorCircuit(ctx context.Context, ref job.SectorRef) (scheme.Sector, scheme.Circuit, error) {
+	s, err := p.sector(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := p.circuit(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, c, nil
+}
+
+// Check implements Phases: strict decoding, then every vanilla proof.
+func (p *ProverPhases) Check(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error) {
+	s, err := p.sector(ctx, ref)
+	if err != nil {
+		return job.ValidateOutput{}, err
+	}
+	if err := s.Verify(ctx); err != nil {
+		if ctx.Err() != nil {
+			return job.ValidateOutput{}, ctx.Err()
+		}
+		return job.ValidateOutput{}, badC1(ref, err)
+	}
+	return job.ValidateOutput{Profile: s.Proof(), Partitions: s.Partitions()}, nil
+}
+
+// solved is a real synthesized partition.
+type solved struct {
+	sector scheme.Sector
+	circ   scheme.Circuit
+	k      int
+	sol    *prover.Solution
+}
+
+func (s *solved) Partition() string        { return s.sol.Partition }
+func (s *solved) Bytes() int64             { return s.sol.Bytes() }
+func (s *solved) SynthTime() time.Duration { return s.sol.SynthTime }
+
+// proving is a real partition after its device phase.
+type proving struct {
+	sector scheme.Sector
+	circ   scheme.Circuit
+	k      int
+	pt     *prover.Partial
+}
+
+func (p *proving) Partition() string { return p.pt.Partition }
+func (p *proving) Report() DeviceReport {
+	return DeviceReport{Device: p.pt.Device, Start: p.pt.DeviceStart, Queue: p.pt.QueueTime, Busy: p.pt.DeviceTime}
+}
+
+// Synthesize implements Phases.
+func (p *ProverPhases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (Solved, error) {
+	s, c, err := p.sectorCircuit(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if k < 0 || k >= s.Partitions() {
+		return nil, badC1(ref, fmt.Errorf("partition %d of %d", k, s.Partitions()))
+	}
+	sol, err := c.Synthesize(ctx, s, k)
+	if err != nil {
+		return nil, err
+	}
+	// The C1 names the sector; the identity's number names the partition.
+	sol.Partition = prover.PartitionID(ref.SectorID, k)
+	return &solved{sector: s, circ: c, k: k, sol: sol}, nil
+}
+
+// Device implements Phases.
+func (p *ProverPhases) Device(ctx context.Context, s Solved, slots *gpu.Slots, order gpu.Order, onFreed func()) (Proving, error) {
+	w, ok := s.(*solved)
+	if !ok {
+		return nil, fmt.Errorf("device phase: a %T is not a synthesized partition", s)
+	}
+	pt, err := w.circ.Prover().Start(ctx, slots, w.sol, prover.WithOrder(order), prover.OnFreed(onFreed))
+	if err != nil {
+		return nil, err
+	}
+	return &proving{sector: w.sector, circ: w.circ, k: w.k, pt: pt}, nil
+}
+
+// Finish implements Phases.
+func (p *ProverPhases) Finish(ctx context.Context, pr Proving) ([]byte, time.Duration, error) {
+	w, ok := pr.(*proving)
+	if !ok {
+		return nil, 0, fmt.Errorf("finalize: a %T is not a device phase's result", pr)
+	}
+	proof, dur, err := w.circ.Prover().Finish(ctx, w.pt)
+	if err != nil {
+		return nil, 0, err
+	}
+	if p.FaultyFinalize {
+		proof.Krs.Double(&proof.Krs)
+	}
+	if err := w.circ.VerifyPartition(w.sector, w.k, proof); err != nil {
+		return nil, 0, temporal.NewApplicationError(fmt.Sprintf("partition %s: %v", w.pt.Partition, err), job.ErrInvalidProof)
+	}
+	b, err := w.circ.EncodePartition(proof)
+	if err != nil {
+		return nil, 0, fmt.Errorf("partition %s: encode proof: %w", w.pt.Partition, err)
+	}
+	return b, dur, nil
+}
+
+// Store implements Phases: the partition proofs are assembled into the
+// sector's C2, verified against the verifying key and stored
+// conditionally. If a C2 is already stored (a retry after a lost response,
+// a run whose C2 was found bad), the stored one is checked and kept, or
+// replaced when it does not verify.
+func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
+	s, c, err := p.sectorCircuit(ctx, in.SectorRef)
+	if err != nil {
+		return job.StoreOutput{}, err
+	}
+	notStored := func(err error) error {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v: not stored", in.SectorRef, err), job.ErrInvalidProof, err)
+	}
+	data, err := c.Assemble(s, in.Proofs)
+	if err != nil {
+		return job.StoreOutput{}, notStored(err)
+	}
+	if err := c.VerifyC2(s, data); err != nil {
+		return job.StoreOutput{}, notStored(err)
+	}
+	id := in.Identity()
+	d := c.Digests()
+	m := storage.Manifest{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Profile: s.Proof(),
+		Partitions: s.Partitions(), VKDigest: d.VK, PKDigest: d.PK, CircuitDigest: d.Circuit}
+	for _, pt := range in.Partitions {
+		m.PartitionMS = append(m.PartitionMS, storage.PartitionTime{Partition: pt.Partition, SynthMS: pt.SynthMS, QueueMS: pt.QueueMS, DeviceMS: pt.DeviceMS, FinalizeMS: pt.FinalizeMS})
+	}
+	stored, created, err := p.Artifacts.PutC2(ctx, m, data)
+	if err != nil {
+		return job.StoreOutput{}, err
+	}
+	if !created {
+		// One workflow per sector identity runs at a time, so nothing
+		// races the replacement.
+		if err := c.VerifyC2(s, stored); err != nil {
+			p.Log.Warn("replacing a stored C2 that does not verify", "sector", in.SectorRef.String(), "key", storage.C2Key(id), "reason", err)
+			if derr := p.Artifacts.Delete(ctx, storage.C2Key(id)); derr != nil {
+				return job.StoreOutput{}, fmt.Errorf("%s: delete the bad C2 %s: %w", in.SectorRef, storage.C2Key(id), derr)
+			}
+			if stored, created, err = p.Artifacts.PutC2(ctx, m, data); err != nil {
+				return job.StoreOutput{}, err
+			}
+			if !created {
+				return job.StoreOutput{}, fmt.Errorf("%s: another C2 was stored under %s while replacing a bad one", in.SectorRef, storage.C2Key(id))
+			}
+		}
+		if err := p.Artifacts.PutManifest(ctx, m, stored); err != nil {
+			return job.StoreOutput{}, err
+		}
+	}
+	return job.StoreOutput{C2Key: storage.C2Key(id), Created: created}, nil
+}
+
+// Lookup implements Phases: a stored C2 is trusted when its manifest names
+// this identity and the proof's digest, and the proof verifies against the
+// sector's C1 under the current keys. Anything else is reported with the
+// reason, and the sector is proved again.
+func (p *ProverPhases) Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+	id := ref.Identity()
+	out := job.LookupOutput{C2Key: storage.C2Key(id)}
+	_, proof, err := p.Artifacts.GetC2(ctx, id)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		if _, herr := p.Artifacts.Head(ctx, storage.C2Key(id)); herr == nil {
+			out.Found, out.Reason = true, "the C2's manifest is missing"
+		}
+		return out, nil
+	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
+		out.Found, out.Reason = true, err.Error()
+		return out, nil
+	case err != nil:
+		return out, err
+	}
+	out.Found = true
+	s, c, err := p.sectorCircuit(ctx, ref)
+	if err != nil {
+		if isAppError(err, job.ErrBadC1) {
+			out.Reason = "its C1 cannot be checked: " + err.Error()
+			return out, nil
+		}
+		return out, err
+	}
+	if err := c.VerifyC2(s, proof); err != nil {
+		out.Reason = "the stored proof does not verify: " + err.Error()
+		return out, nil
+	}
+	out.Valid = true
+	return out, nil
+}
+
+// Spill implements Phases.
+func (p *ProverPhases) Spill(s Solved) ([]byte, error) {
+	w, ok := s.(*solved)
+	if !ok {
+		return nil, fmt.Errorf("spill: a %T is not a synthesized partition", s)
+	}
+	return w.sol.MarshalBinary()
+}
+
+// Unspill implements Phases.
+func (p *ProverPhases) Unspill(ctx context.Context, ref job.SectorRef, k int, data []byte) (Solved, error) {
+	s, c, err := p.sectorCircuit(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	sol, err := prover.UnmarshalSolution(data)
+	if err != nil {
+		return nil, err
+	}
+	if want := prover.PartitionID(ref.SectorID, k); sol.Partition != want {
+		return nil, fmt.Errorf("spilled witness is %s, not %s", sol.Partition, want)
+	}
+	return &solved{sector: s, circ: c, k: k, sol: sol}, nil
+}

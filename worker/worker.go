@@ -1,0 +1,354 @@
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/metrics"
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// Roles a worker process can take.
+const (
+	RoleWorkflow = "workflow" // workflows, C1 validation, C2 storage
+	RoleProve    = "prove"    // synthesis, device phase and finalize of this host's witnesses
+	// Split roles, for fleets whose CPU and GPU boxes differ: witnesses
+	// travel through the spill (Config.Spill).
+	RoleSynth  = "synth"  // synthesis only: witnesses spilled for device hosts
+	RoleDevice = "device" // device phase and finalize of spilled witnesses
+)
+
+// Config of a worker process.
+type Config struct {
+	ID       string   // unique per process; empty: hostname-pid-random
+	Roles    []string // empty: all
+	Profiles []string // keys loaded at start; sizes the memory budget
+	// PartitionWorkers is the partition budget; MemoryBudget (bytes), when
+	// set, derives it from the largest profile's synthesis memory instead.
+	PartitionWorkers int
+	MemoryBudget     int64
+	Backend          string // cpu (default) or cuda (a build with -tags cuda)
+	Devices          []int  // cuda: device indices (empty: all visible)
+	CPUDevices       int    // cpu: pseudo-devices sharing the cores
+	FinalizeSlots    int    // concurrent finalizes (0: one per device)
+	EarlyG2          bool
+	WitnessTTL       time.Duration    // idle witnesses are dropped after it (0: 15m)
+	DrainTimeout     time.Duration    // on stop, time given to witnesses in memory to finish (0: 2m)
+	ParamsDir        string           // local parameter cache
+	StatsFile        string           // if set, JSON stats are written here every second and at exit
+	Hooks            *Hooks           // tests only: fault injection (nil in production)
+	Metrics          *metrics.Metrics `json:"-"` // optional: Prometheus metrics (the client's SDK handler too)
+	Log              *slog.Logger
+	// Spill is where split roles pass witnesses: "dir:PATH" (a disk every
+	// host mounts) or "s3" (the artifact store, under spill/).
+	Spill string
+	// Schemes are the proof schemes beyond c2flow's own test scheme (which
+	// every worker runs, over ParamsDir and the store): Filecoin's.
+	Schemes scheme.Set `json:"-"`
+	// Sim, if set, replaces proving with a simulation (package sim): its
+	// devices and phases run under this process's real workers, queues,
+	// budget and witness table. Only the simulation sets it.
+	Sim Simulator `json:"-"`
+	// ArrivalOrder serves devices first come (simulation comparisons).
+	ArrivalOrder bool
+}
+
+// Simulator gives a simulated host its devices and phases.
+type Simulator interface {
+	Slots(id string) (*gpu.Slots, error)
+	Phases(id string) Phases
+}
+
+// Stats is what a worker process reports about itself.
+type Stats struct {
+	ID      string                   `json:"id"`
+	Roles   []string                 `json:"roles"`
+	Devices []string                 `json:"devices"`
+	Budget  BudgetStats              `json:"budget"`
+	Host    HostStats                `json:"host"`
+	Busy    map[string]time.Duration `json:"device_busy"`
+	// Quarantined devices and the error that took each out.
+	Quarantined map[string]string `json:"quarantined,omitempty"`
+	PeakRSS     int64             `json:"peak_rss_bytes"`
+	At          time.Time         `json:"at"`
+}
+
+// Worker is a configured worker process, ready to run.
+type Worker struct {
+	cfg     Config
+	host    *Host
+	budget  *Budget
+	slots   *gpu.Slots
+	workers []sdkworker.Worker
+	synth   sdkworker.Worker // stopped first on shutdown
+}
+
+// New validates the configuration, builds the host's resources (devices,
+// schemes and keys, budget, activities) and registers its roles' Temporal
+// workers. Errors here are startup errors: a budget smaller than one
+// partition, missing keys, bad flags.
+func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config) (*Worker, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	h, err := newHost(ctx, store, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{cfg: cfg, host: h, budget: h.Budget, slots: h.Slots}
+	if cfg.Metrics != nil {
+		cfg.Metrics.Bind(func() (int, int, int, int64, int) {
+			s := h.Budget.Stats()
+			return s.Max, s.Running, s.Held, s.HeldBytes, s.Peak
+		}, h.Slots.Busy)
+	}
+	if err := w.register(c); err != nil {
+		return nil, err
+	}
+	cfg.Log.Info("worker ready", "id", cfg.ID, "roles", cfg.Roles, "devices", w.deviceNames(), "partition_budget", h.Budget.Stats().Max, "backend", backendName(cfg.Backend))
+	return w, nil
+}
+
+func (cfg *Config) defaults() error {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.ID == "" {
+		cfg.ID = NewID()
+	}
+	if len(cfg.Roles) == 0 {
+		cfg.Roles = []string{RoleWorkflow, RoleProve}
+	}
+	for _, r := range cfg.Roles {
+		if r != RoleWorkflow && r != RoleProve && r != RoleSynth && r != RoleDevice {
+			return fmt.Errorf("unknown role %q (workflow, prove, synth or device)", r)
+		}
+	}
+	if cfg.has(RoleProve) && cfg.has(RoleSynth) {
+		return errors.New("roles prove and synth exclude each other: prove keeps witnesses on this host, synth spills them")
+	}
+	if cfg.WitnessTTL == 0 {
+		cfg.WitnessTTL = 15 * time.Minute
+	}
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = 2 * time.Minute
+	}
+	if cfg.CPUDevices == 0 {
+		cfg.CPUDevices = 1
+	}
+	return nil
+}
+
+func (cfg *Config) has(role string) bool { return slices.Contains(cfg.Roles, role) }
+
+// newHost builds a host's resources: devices first (a build without CUDA
+// says so before any key loads), then the schemes and the keys of the
+// configured profiles, which size the budget, then the activities.
+func newHost(ctx context.Context, store *storage.Store, cfg *Config) (*Host, error) {
+	spill, err := ParseSpill(cfg.Spill, store)
+	if err != nil {
+		return nil, err
+	}
+	if spill == nil && (cfg.has(RoleSynth) || cfg.has(RoleDevice)) {
+		return nil, errors.New("roles synth and device need --spill (dir:PATH on a shared disk, or s3)")
+	}
+	var slots *gpu.Slots
+	if cfg.Sim != nil {
+		cfg.Backend = "sim"
+		slots, err = cfg.Sim.Slots(cfg.ID)
+	} else {
+		slots, err = gpu.NewBackendSlots(backendName(cfg.Backend), cfg.Devices, cfg.CPUDevices)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var phases Phases
+	budgetN := cfg.PartitionWorkers
+	if cfg.Sim != nil {
+		phases = cfg.Sim.Phases(cfg.ID)
+	} else {
+		schemes := append(scheme.Set{testscheme.New(params.Cache{Local: params.DirStore{Root: cfg.ParamsDir}, Remote: store},
+			testscheme.WithEarlyG2(cfg.EarlyG2), testscheme.WithLogger(cfg.Log))}, cfg.Schemes...)
+		if budgetN, err = budgetFor(ctx, schemes, cfg); err != nil {
+			return nil, err
+		}
+		phases = &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize}
+	}
+	budget, err := NewBudget(max(budgetN, 1))
+	if err != nil {
+		return nil, err
+	}
+	h := NewHost(cfg.ID, phases, slots, budget, cfg.Log)
+	h.Hooks, h.Metrics, h.ArrivalOrder = cfg.Hooks, cfg.Metrics, cfg.ArrivalOrder
+	h.SetSpill(spill, cfg.has(RoleSynth))
+	fin := cfg.FinalizeSlots
+	if fin <= 0 {
+		fin = slots.Len()
+	}
+	h.SetFinalizeSlots(fin)
+	return h, nil
+}
+
+// budgetFor loads the configured profiles' keys (a missing key is a
+// startup error, not a failed partition later) and returns the partition
+// budget: PartitionWorkers, or MemoryBudget over the largest profile's
+// partition memory.
+func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (int, error) {
+	var largest int64
+	var largestName string
+	for _, name := range cfg.Profiles {
+		sc, err := schemes.For(name)
+		if err != nil {
+			return 0, err
+		}
+		c, err := sc.Circuit(ctx, name)
+		if err != nil {
+			return 0, fmt.Errorf("profile %s: %w", name, err)
+		}
+		if b := c.PartitionBytes(); b > largest {
+			largest, largestName = b, name
+		}
+	}
+	if cfg.MemoryBudget <= 0 {
+		return cfg.PartitionWorkers, nil
+	}
+	if largest == 0 {
+		return 0, errors.New("--memory-budget needs --profiles to size a partition")
+	}
+	n := int(cfg.MemoryBudget / largest)
+	if n < 1 {
+		return 0, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes): nothing could ever be synthesized", cfg.MemoryBudget, largestName, largest)
+	}
+	return n, nil
+}
+
+func (w *Worker) deviceNames() []string {
+	names := []string{}
+	for _, d := range w.slots.Devices() {
+		names = append(names, d.Name())
+	}
+	return names
+}
+
+func backendName(b string) string {
+	if b == "" {
+		return "cpu"
+	}
+	return b
+}
+
+// ID is the worker's identity.
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Slots are the worker's device slots.
+func (w *Worker) Slots() *gpu.Slots { return w.slots }
+
+// Stats returns the worker's counters.
+func (w *Worker) Stats() Stats {
+	return Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: w.deviceNames(), Budget: w.budget.Stats(), Host: w.host.Stats(),
+		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), PeakRSS: metrics.PeakRSS(), At: time.Now()}
+}
+
+// Run starts the workers and blocks until ctx ends, then stops them:
+// polling stops, in-flight activities get WorkerStopTimeout to finish.
+func (w *Worker) Run(ctx context.Context) error {
+	for i, wk := range w.workers {
+		if err := wk.Start(); err != nil {
+			for _, s := range w.workers[:i] {
+				s.Stop()
+			}
+			return fmt.Errorf("start worker: %w", err)
+		}
+	}
+	go w.host.ExpireWitnesses(ctx, w.cfg.WitnessTTL)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case <-tick.C:
+		}
+		if w.cfg.StatsFile != "" {
+			if err := w.writeStats(); err != nil {
+				w.cfg.Log.Warn("stats file", "error", err)
+			}
+		}
+	}
+	w.drain()
+	for i := len(w.workers) - 1; i >= 0; i-- {
+		if w.workers[i] != w.synth {
+			w.workers[i].Stop()
+		}
+	}
+	if w.cfg.StatsFile != "" {
+		return w.writeStats()
+	}
+	return nil
+}
+
+// drain is the graceful half of a stop: no new synthesis, then the
+// witnesses already in this host's memory run their device phase and
+// finalize here (their queues are still polled), so a removed worker hands
+// back finished partitions instead of lost ones. DrainTimeout bounds it;
+// what is left is synthesized again elsewhere.
+func (w *Worker) drain() {
+	if w.synth == nil {
+		return
+	}
+	w.synth.Stop() // waits for running syntheses to return
+	deadline := time.Now().Add(w.cfg.DrainTimeout)
+	for w.host.Witnesses() > 0 && time.Now().Before(deadline) {
+		if w.cfg.StatsFile != "" {
+			w.writeStats()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := w.host.Witnesses(); n > 0 {
+		w.cfg.Log.Warn("stopping with witnesses not finished: their partitions are synthesized again elsewhere", "witnesses", n)
+	} else {
+		w.cfg.Log.Info("drained: every synthesized partition finished on this host")
+	}
+}
+
+func (w *Worker) writeStats() error {
+	b, _ := json.MarshalIndent(w.Stats(), "", "  ")
+	tmp := w.cfg.StatsFile + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, w.cfg.StatsFile)
+}
+
+// NewID returns a process-unique worker id: hostname, pid and a random tag.
+func NewID() string {
+	hn, _ := os.Hostname()
+	var b [3]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", sanitize(hn), os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, s)
+}
