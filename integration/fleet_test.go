@@ -94,10 +94,16 @@ func TestSplitRolesThroughSpill(t *testing.T) {
 	ws.stop()
 	sd := wd.readStats()
 	t.Logf("synth host: %+v, budget %+v; device host: %+v", ss.Host, ss.Budget, sd.Host)
-	if ss.Host.Spilled != 4 || ss.Host.DevicePhases != 0 || ss.Budget.Peak > 2 {
-		t.Errorf("synth host: spilled %d, device phases %d, peak %d of budget 2", ss.Host.Spilled, ss.Host.DevicePhases, ss.Budget.Peak)
+	// One spill per synthesis: 4, plus any the result says were redone (a
+	// loaded machine may lose a device phase to a heartbeat timeout).
+	syntheses := 0
+	for _, p := range res.Sectors[0].Partitions {
+		syntheses += p.Syntheses
 	}
-	if sd.Host.Loaded != 4 || sd.Host.DevicePhases != 4 || sd.Host.Finalized != 4 || sd.Host.Syntheses != 0 {
+	if ss.Host.Spilled != syntheses || ss.Host.DevicePhases != 0 || ss.Budget.Peak > 2 {
+		t.Errorf("synth host: spilled %d (%d syntheses), device phases %d, peak %d of budget 2", ss.Host.Spilled, syntheses, ss.Host.DevicePhases, ss.Budget.Peak)
+	}
+	if sd.Host.Loaded != syntheses || sd.Host.DevicePhases < 4 || sd.Host.Finalized != 4 || sd.Host.Syntheses != 0 {
 		t.Errorf("device host: loaded %d, device phases %d, finalized %d, syntheses %d", sd.Host.Loaded, sd.Host.DevicePhases, sd.Host.Finalized, sd.Host.Syntheses)
 	}
 	left, err := s.store.List(ctx, "spill/")

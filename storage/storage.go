@@ -298,6 +298,17 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
+// Open streams an object (large files: Filecoin's parameters). Its bytes
+// are not checked here: the caller checks what it read against the digest
+// it trusts (parameters.json). A missing object is ErrNotFound.
+func (s *Store) Open(ctx context.Context, key string) (io.ReadCloser, error) {
+	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
+	if err != nil {
+		return nil, s.classify("open", key, err)
+	}
+	return out.Body, nil
+}
+
 // readErr names a checksum failure the SDK found while streaming.
 func (s *Store) readErr(op, key string, err error) error {
 	if strings.Contains(strings.ToLower(err.Error()), "checksum") {
