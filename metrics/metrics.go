@@ -9,6 +9,7 @@
 package metrics
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"sort"
@@ -19,7 +20,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	sdkmetrics "go.temporal.io/sdk/client"
+
+	"github.com/c2flow/c2flow/job"
 )
+
+// phases are the values of the phase label of c2flow_partition_phase_seconds.
+var phases = []string{"synth", "queue", "device", "finalize"}
+
+// observed are the activities whose attempts and failures are counted.
+var observed = []string{job.ActValidateC1, job.ActSynthesize, job.ActDevicePhase, job.ActFinalize, job.ActStoreC2}
+
+// failureKinds are the values of the kind label of
+// c2flow_activity_failures_total: the application error types, then
+// canceled and other.
+var failureKinds = []string{job.ErrBadC1, job.ErrWitnessLost, job.ErrInvalidProof, job.ErrNoKeys, job.ErrHostLost, "canceled", "other"}
 
 // Metrics are one worker process's metrics.
 type Metrics struct {
@@ -78,6 +92,19 @@ func New() *Metrics {
 		}, []string{"activity", "kind"}),
 	}
 	r.MustRegister(m.Phase, m.Retries, m.Failures)
+	// Every known series exists from the first scrape, at zero: a rate
+	// over a series that appears with its first event misses that event,
+	// and a dashboard panel of a counter nothing has incremented yet
+	// shows 0, not "no data".
+	for _, p := range phases {
+		m.Phase.WithLabelValues(p)
+	}
+	for _, a := range observed {
+		m.Retries.WithLabelValues(a)
+		for _, k := range failureKinds {
+			m.Failures.WithLabelValues(a, k)
+		}
+	}
 	budget, busy := m.budget, m.busy
 	gauge := func(name, help string, f func() float64) {
 		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
@@ -104,12 +131,39 @@ func (c *busyCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Serve serves /metrics on addr until the listener fails; it returns the
-// bound address (useful with port 0) and a stop function.
+// ListenAddr is the address Serve listens on for addr: a port alone
+// ("9464" or ":9464") is 127.0.0.1 only, so metrics leave the host only
+// when a host is named ("0.0.0.0:9464", "10.0.0.5:9464").
+func ListenAddr(addr string) (string, error) {
+	if addr == "" {
+		return "", fmt.Errorf("metrics address is empty")
+	}
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("metrics address %q: %w", addr, err)
+	}
+	if port == "" {
+		return "", fmt.Errorf("metrics address %q has no port", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// Serve serves /metrics on addr (see ListenAddr) until the listener fails;
+// it returns the bound address (useful with port 0) and a stop function.
 func (m *Metrics) Serve(addr string) (string, func(), error) {
-	l, err := net.Listen("tcp", addr)
+	addr, err := ListenAddr(addr)
 	if err != nil {
 		return "", nil, err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("metrics listen on %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))

@@ -65,12 +65,16 @@ func runCircuit(ctx context.Context, args []string) error {
 			return err
 		}
 		t0 := time.Now()
-		k, err := params.Load(ctx, params.DirStore{Root: *dir}, p, log)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("profile %s digest %s: keys ready in %v under %s/%s\n", p.Name, k.Digest, time.Since(t0).Round(time.Millisecond), *dir, k.Prefix())
-		if !*localOnly {
+		if *localOnly {
+			k, err := params.Load(ctx, params.DirStore{Root: *dir}, p, log)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("profile %s digest %s: keys ready in %v under %s/%s\n", p.Name, k.Digest, time.Since(t0).Round(time.Millisecond), *dir, k.Prefix())
+		} else {
+			// Storage first: keys already published are downloaded, never
+			// made again here. A second development setup would be other
+			// keys, and a host proving with them fails every verification.
 			store, err := sf.Open(ctx)
 			if err != nil {
 				return fmt.Errorf("publish keys (or --local-only): %w", err)
@@ -78,7 +82,7 @@ func runCircuit(ctx context.Context, args []string) error {
 			if err := batch.EnsureKeys(ctx, store, *dir, []porep.Profile{p}); err != nil {
 				return fmt.Errorf("publish keys: %w", err)
 			}
-			fmt.Printf("published to bucket %s under %s\n", store.Config().Bucket, k.Prefix())
+			fmt.Printf("profile %s: keys ready in %v, cached under %s and published to bucket %s\n", p.Name, time.Since(t0).Round(time.Millisecond), *dir, store.Config().Bucket)
 		}
 		fmt.Println("WARNING: keys from groth16.Setup are a single-party DEVELOPMENT setup; never use them for real sectors.")
 		return nil

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	gnarklog "github.com/consensys/gnark/logger"
 
@@ -39,7 +40,8 @@ func run(ctx context.Context, args []string) error {
 	tf.Add(fs)
 	sf.Add(fs)
 	lf.Add(fs, "info")
-	metricsAddr := fs.String("metrics", os.Getenv("C2FLOW_METRICS"), "serve Prometheus metrics on this address, e.g. :9090 ($C2FLOW_METRICS)")
+	metricsAddr := fs.String("metrics", os.Getenv("C2FLOW_METRICS"), "serve Prometheus metrics on this address; a port alone (9464, :9464) is 127.0.0.1 only, name the host to serve others (0.0.0.0:9464) ($C2FLOW_METRICS)")
+	connectWait := fs.Duration("connect-wait", 5*time.Minute, "retry the first connection to Temporal with backoff for this long before giving up")
 	cfg, err := cliflags.AddHost(fs)
 	if err != nil {
 		return err
@@ -67,7 +69,7 @@ func run(ctx context.Context, args []string) error {
 		log.Info("metrics", "url", "http://"+addr+"/metrics")
 		mh = hc.Metrics.SDKHandler()
 	}
-	c, err := tf.Dial(ctx, log, mh)
+	c, err := tf.DialRetry(ctx, log, *connectWait, mh)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
@@ -54,6 +55,27 @@ func (t *Temporal) Dial(ctx context.Context, log *slog.Logger, mh ...client.Metr
 		return nil, fmt.Errorf("temporal at %s: %w", t.Address, err)
 	}
 	return c, nil
+}
+
+// DialRetry is Dial retried with exponential backoff (1 s, doubling to
+// 15 s, jittered) for at most wait, each failed try logged at warn: a
+// worker started before its server waits for it instead of exiting. It
+// returns the last try's error, wrapped, when wait is spent, and ctx's
+// when ctx ends.
+func (t *Temporal) DialRetry(ctx context.Context, log *slog.Logger, wait time.Duration, mh ...client.MetricsHandler) (client.Client, error) {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = time.Second, 15*time.Second
+	try := 0
+	c, err := backoff.Retry(ctx, func() (client.Client, error) {
+		try++
+		return t.Dial(ctx, log, mh...)
+	}, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(wait), backoff.WithNotify(func(err error, next time.Duration) {
+		log.Warn("temporal not reachable yet; retrying", "address", t.Address, "try", try, "next_in", next.Round(100*time.Millisecond), "gives_up_after", wait, "error", err)
+	}))
+	if err != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("gave up after %d tries in %v: %w", try, wait, err)
+	}
+	return c, err
 }
 
 // levelFilter drops records below a level (the SDK is chatty at info).
