@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: build demo test vet bench clean
+.PHONY: build demo test vet bench clean deploy-env
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -22,6 +22,11 @@ vet:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./prover/
+
+# The env file of docker-compose.yml: random credentials, 127.0.0.1 binds
+# (see deploy/README.md). Kept if it exists; FORCE=1 replaces it.
+deploy-env:
+	scripts/deploy-env.sh .env
 
 clean:
 	rm -rf $(BIN) .c2flow

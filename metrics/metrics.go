@@ -220,7 +220,11 @@ func sanitize(s string) string {
 func (h *sdkHandler) vec(name, kind string) (*sdkVec, []string) {
 	h.reg.mu.Lock()
 	defer h.reg.mu.Unlock()
-	full := "temporal_" + sanitize(name)
+	// The SDK's names carry their own temporal_ prefix; others get one.
+	full := sanitize(name)
+	if !strings.HasPrefix(full, "temporal_") {
+		full = "temporal_" + full
+	}
 	v, ok := h.reg.vecs[full]
 	if !ok {
 		v = &sdkVec{}

@@ -63,3 +63,24 @@ func TestServeLoopbackAndZeroSeries(t *testing.T) {
 		}
 	}
 }
+
+// The SDK's metric names keep one temporal_ prefix.
+func TestSDKNames(t *testing.T) {
+	m := New()
+	h := m.SDKHandler().WithTags(map[string]string{"activity_type": "Synthesize"})
+	h.Timer("temporal_activity_schedule_to_start_latency").Record(0)
+	h.Counter("custom").Inc(1)
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, f := range fams {
+		names[f.GetName()] = true
+	}
+	for _, want := range []string{"temporal_activity_schedule_to_start_latency_seconds", "temporal_custom_total"} {
+		if !names[want] {
+			t.Errorf("no %s among %v", want, names)
+		}
+	}
+}

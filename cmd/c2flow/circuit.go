@@ -18,6 +18,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/storage"
 )
 
 func runCircuit(ctx context.Context, args []string) error {
@@ -29,6 +30,7 @@ func runCircuit(ctx context.Context, args []string) error {
 	profile := fs.String("profile", "32KiB", "profile of the test scheme: "+fmt.Sprint(porep.ProfileNames()))
 	proof := fs.String("proof", "", "info: a registered Filecoin seal proof, whose StackedCircuit partition is counted (exclusive with --profile): "+strings.Join(proofs.Names(), ", "))
 	dir := fs.String("params", params.DefaultDir(), "local parameter cache")
+	createBucket := fs.Bool("create-bucket", false, "setup: create the --s3-bucket first if it does not exist (a deployment's one setup step)")
 	localOnly := fs.Bool("local-only", false, "setup: keep the keys in the local cache only (default: publish them to the --s3-* storage, where workers and submit find them)")
 	var lf logFlags
 	lf.add(fs)
@@ -75,6 +77,15 @@ func runCircuit(ctx context.Context, args []string) error {
 			// Storage first: keys already published are downloaded, never
 			// made again here. A second development setup would be other
 			// keys, and a host proving with them fails every verification.
+			if *createBucket {
+				st, err := storage.Open(ctx, sf.Config())
+				if err == nil {
+					err = st.EnsureBucket(ctx)
+				}
+				if err != nil {
+					return fmt.Errorf("create bucket %s: %w", sf.Bucket, err)
+				}
+			}
 			store, err := sf.Open(ctx)
 			if err != nil {
 				return fmt.Errorf("publish keys (or --local-only): %w", err)
