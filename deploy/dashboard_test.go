@@ -270,7 +270,6 @@ func TestDashboardAgainstWorker(t *testing.T) {
 			t.Errorf("the worker exports %s; no panel shows it", f)
 		}
 	}
-	dev.stop(t)
 	t.Logf("build %v, stack up %v, batch of 2 2KiB sectors %v, whole test %v",
 		tBuild.Round(time.Second), tStack.Round(time.Second), tBatch.Round(time.Second), time.Since(t0).Round(time.Second))
 }
