@@ -28,7 +28,7 @@ import (
 var phases = []string{"synth", "queue", "device", "finalize"}
 
 // observed are the activities whose attempts and failures are counted.
-var observed = []string{job.ActValidateC1, job.ActSynthesize, job.ActDevicePhase, job.ActFinalize, job.ActStoreC2}
+var observed = []string{job.ActValidateC1, job.ActSynthesize, job.ActDevicePhase, job.ActFinalize, job.ActStoreC2, job.ActLookupC2}
 
 // failureKinds are the values of the kind label of
 // c2flow_activity_failures_total: the application error types, then
