@@ -148,9 +148,9 @@ func proveFilecoin(ctx context.Context, in, out, paramsDir string, f *filecoinPr
 		if enc[k], err = circ.EncodePartition(gproof); err != nil {
 			return fmt.Errorf("prove %s: %w", id, err)
 		}
-		fmt.Fprintf(logw, "partition %s: synth %v, device %v (NTT %v, MSM %v), finalize %v\n", id,
+		fmt.Fprintf(logw, "partition %s: synth %v, device %v (NTT %v, MSM %v), finalize %v%s\n", id,
 			tSynth.Round(time.Millisecond), tDevice.Round(time.Millisecond), partial.NTTTime.Round(time.Millisecond),
-			partial.MSMTime.Round(time.Millisecond), tFinish.Round(time.Millisecond))
+			partial.MSMTime.Round(time.Millisecond), tFinish.Round(time.Millisecond), dev)
 		sol, partial = nil, nil
 		debug.FreeOSMemory()
 	}

@@ -3,7 +3,6 @@ package c2
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -33,7 +32,6 @@ type keys struct {
 	gvk                    *groth16bls.VerifyingKey
 	prover                 *prover.Prover
 	digests                scheme.Digests
-	log                    *slog.Logger
 }
 
 // wrap marks an error of a development setup's circuit as such.

@@ -1,8 +1,11 @@
 package c2_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -40,29 +43,30 @@ func writeTrapdoorVK(t *testing.T, path string, numInputs int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	var b bytes.Buffer
+	if _, err := key.VK.WriteTo(&b); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := key.VK.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, path, b.Bytes())
 }
 
-func fileDigest(t *testing.T, path string) string {
+// digests returns a file's SHA-256 and its parameters.json digest.
+func digests(t *testing.T, path string) (sha, fil string) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	d, err := groth.FileDigest(f)
-	if err != nil {
+	h := sha256.New()
+	if fil, err = groth.FileDigest(io.TeeReader(f, h)); err != nil {
 		t.Fatal(err)
 	}
+	return hex.EncodeToString(h.Sum(nil)), fil
+}
+
+func fileDigest(t *testing.T, path string) string {
+	_, d := digests(t, path)
 	return d
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -236,8 +237,12 @@ func (s *Scheme) locate(ctx context.Context, info *proofs.SealProofInfo, numInpu
 		base := listed[0]
 		loc := &located{Files: Files{Params: filepath.Join(dir, base+".params"), VK: filepath.Join(dir, base+".vk")},
 			wantParams: m[base+".params"].Digest, wantVK: m[base+".vk"].Digest, dev: dev}
+		log := s.log
+		if dev {
+			log = log.With("parameters", "DEVELOPMENT SETUP")
+		}
 		for _, f := range []struct{ path, want string }{{loc.VK, loc.wantVK}, {loc.Params, loc.wantParams}} {
-			if err := s.ensure(ctx, f.path, f.want); err != nil {
+			if err := s.ensure(ctx, f.path, f.want, log); err != nil {
 				return nil, fmt.Errorf("%s parameters: %w", info.Name, err)
 			}
 		}
@@ -303,7 +308,7 @@ func (s *Scheme) parametersJSON(ctx context.Context, dir string) (map[string]gro
 // ensure makes path (listed in parameters.json with digest want) present:
 // downloaded from the Remote when absent. A file that neither has wraps
 // scheme.ErrNoKeys.
-func (s *Scheme) ensure(ctx context.Context, path, want string) error {
+func (s *Scheme) ensure(ctx context.Context, path, want string, log *slog.Logger) error {
 	_, err := os.Stat(path)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -321,7 +326,7 @@ func (s *Scheme) ensure(ctx context.Context, path, want string) error {
 		return err
 	}
 	st, _ := os.Stat(path)
-	s.log.Info("downloaded Filecoin parameter file", "file", path, "bytes", st.Size(), "s", time.Since(t0).Seconds())
+	log.Info("downloaded Filecoin parameter file", "file", path, "bytes", st.Size(), "s", time.Since(t0).Seconds())
 	return nil
 }
 

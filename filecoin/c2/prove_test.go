@@ -3,9 +3,6 @@ package c2_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -31,38 +28,6 @@ import (
 // with the setup cached the test runs anyway (about a minute).
 const setupEnv = "C2FLOW_FILECOIN_SETUP"
 
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func sha256File(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // A 2KiB sector proved through the scheme as the pipeline's workers do:
 // the development setup written by DevSetup from the cached gnark keys,
 // the C1 decoded against its identity and verified, the circuit loaded
@@ -83,7 +48,8 @@ func TestProve2KiB(t *testing.T) {
 		t.Skipf("no cached 2KiB development setup in %s: making it takes 16.5 minutes and GBs; set %s=1 to make it (filecoin/circuit's TestGroth16Filecoin2KiB makes it too)", cache.Dir, setupEnv)
 	}
 	ctx := context.Background()
-	var logs syncBuffer
+	// slog's handler serializes its writes; logs is read once all is done.
+	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	dir := paramstest.FilecoinDevParams()
 	t0 := time.Now()
@@ -131,7 +97,9 @@ func TestProve2KiB(t *testing.T) {
 		t.Fatalf("circuit: dev %v, files %+v", circ.Dev(), circ.Files())
 	}
 	d := circ.Digests()
-	if d.VK != sha256File(t, files.VK) || d.PK != sha256File(t, files.Params) || len(d.Circuit) != 64 {
+	vkSHA, vkFil := digests(t, files.VK)
+	pSHA, pFil := digests(t, files.Params)
+	if d.VK != vkSHA || d.PK != pSHA || len(d.Circuit) != 64 {
 		t.Fatalf("digests %+v", d)
 	}
 	pj, err := os.ReadFile(filepath.Join(dir, c2.ParametersJSON))
@@ -142,7 +110,7 @@ func TestProve2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vkd, pd := circ.ParamDigests(); vkd != m[filepath.Base(files.VK)].Digest || pd != m[filepath.Base(files.Params)].Digest || vkd != fileDigest(t, files.VK) {
+	if vkd, pd := circ.ParamDigests(); vkd != m[filepath.Base(files.VK)].Digest || pd != m[filepath.Base(files.Params)].Digest || vkd != vkFil || pd != pFil {
 		t.Fatalf("parameters.json digests %s %s, listed %+v", vkd, pd, m)
 	}
 

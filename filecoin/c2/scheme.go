@@ -194,7 +194,6 @@ func (s *Scheme) load(ctx context.Context, info *proofs.SealProofInfo) (*keys, e
 		log.Warn("loading a DEVELOPMENT SETUP of Filecoin's parameters: its proofs verify only under its own .vk and are worthless on chain",
 			"params", loc.Params, "vk", loc.VK)
 	}
-	k.log = log
 	pSums, vSums, err := s.checkSums(ctx, loc)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s parameters: %w", info.Name, err))
