@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 )
@@ -194,23 +195,17 @@ func checkC1File(ctx context.Context, name string, f *c1CheckFlags, logw io.Writ
 		return "none (not decoded)", err
 	}
 	tDecode := time.Since(t0)
-	opts := []seal.Option{seal.WithWorkers(f.workers)}
-	var source string
 	t1 := time.Now()
-	switch pub, src, err := publicFor(name, a, f); {
-	case err != nil:
-		return src, err
-	case pub == nil:
-		source = src
-		err = seal.VerifyCarried(ctx, a.C1, opts...)
-		if err != nil {
-			return source, err
-		}
-	default:
-		source = src
-		if err := seal.Verify(ctx, a.C1, *pub, opts...); err != nil {
-			return source, err
-		}
+	pub, source, err := publicFor(name, a, f)
+	if err != nil {
+		return source, err
+	}
+	sec, err := c2.NewSector(a.C1, pub)
+	if err != nil {
+		return source, err
+	}
+	if err := sec.VerifyWith(ctx, seal.WithWorkers(f.workers)); err != nil {
+		return source, err
 	}
 	if f.timing {
 		var ms runtime.MemStats
@@ -228,35 +223,37 @@ func publicFor(name string, a *c1.Artifact, f *c1CheckFlags) (*seal.SectorPublic
 	c := a.C1
 	if f.proverID != "" {
 		const src = "flags"
-		pub := seal.SectorPublic{Proof: c.RegisteredProof, Ticket: c.Ticket, Seed: c.Seed, CommD: c.CommD, CommR: c.CommR}
-		var err error
-		if pub.ProverID, err = seal.ParseHex32(f.proverID); err != nil {
+		proverID, err := seal.ParseHex32(f.proverID)
+		if err != nil {
 			return nil, src, fmt.Errorf("--prover-id: %w", err)
 		}
+		var sectorID uint64
 		var sectorSrc string
+		wrapped, isWrapped, werr := c2.WrappedSectorID(a)
 		switch {
 		case f.sectorID != "":
 			sectorSrc = "--sector-id"
-			if pub.SectorID, err = strconv.ParseUint(f.sectorID, 10, 64); err != nil {
+			if sectorID, err = strconv.ParseUint(f.sectorID, 10, 64); err != nil {
 				return nil, src, fmt.Errorf("--sector-id: %w", err)
 			}
-		case a.Wrapped:
+		case isWrapped:
 			sectorSrc = "Commit2In SectorNum"
-			if a.SectorNum < 0 {
-				return nil, src, fmt.Errorf("Commit2In SectorNum %d is negative", a.SectorNum)
+			if werr != nil {
+				return nil, src, werr
 			}
-			pub.SectorID = uint64(a.SectorNum)
+			sectorID = wrapped
 		default:
 			base := filepath.Base(name)
 			id, ok := strings.CutSuffix(base, ".c1.json")
 			if ok {
-				pub.SectorID, err = strconv.ParseUint(id, 10, 64)
+				sectorID, err = strconv.ParseUint(id, 10, 64)
 			}
 			if !ok || err != nil {
 				return nil, src, fmt.Errorf("no sector id: give --sector-id, a Commit2In file, or a file named <sector-id>.c1.json")
 			}
 			sectorSrc = "file name"
 		}
+		pub := c2.PublicOf(c, proverID, sectorID)
 		given := []string{"prover id", "sector id (" + sectorSrc + ")"}
 		for _, h := range []struct {
 			flag, s string

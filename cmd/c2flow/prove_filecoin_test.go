@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
-
 	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
@@ -86,7 +83,7 @@ func TestProveFilecoinNoParams(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	const pre = filecoinPairPrefix
+	const pre = c2.PairPrefix
 	// 2KiB's circuit has 40 inputs (FILECOIN.md: the 2KiB .vk holds 40 IC
 	// points, as verifyseal_test.go's trapdoor keys); NewTrapdoorKey(n) has
 	// n IC points.
@@ -121,63 +118,11 @@ func TestProveFilecoinNoParams(t *testing.T) {
 	}
 }
 
-// devSetupParams2KiB writes the 2KiB development setup that
-// filecoin/circuit's TestGroth16Filecoin2KiB cached (gnark keys under
-// paramstest.Dir()/filecoin/<digest>/) as a bellperson .params/.vk pair
-// named as Filecoin names the 2KiB pair, in a directory beside the cache
-// (written once), and returns that directory. It skips without the cache.
-func devSetupParams2KiB(t *testing.T, digest string) string {
-	t.Helper()
-	cache := filepath.Join(paramstest.Dir(), "filecoin", digest)
-	dir := filepath.Join(cache, "filecoin-params")
-	base := filepath.Join(dir, filecoinPairPrefix+"8-0-0-sha256_hasher-dev"+digest[:16])
-	if _, err := os.Stat(base + ".vk"); err == nil {
-		return dir // the .vk is written last
-	}
-	gvk, gpk := new(groth16bls.VerifyingKey), new(groth16bls.ProvingKey)
-	if err := readCached(filepath.Join(cache, "vk"), func(r io.Reader) error { _, err := gvk.ReadFrom(r); return err }); err != nil {
-		t.Skipf("no cached 2KiB development setup in %s (run filecoin/circuit's TestGroth16Filecoin2KiB with %s=1): %v", cache, filecoinSetupEnv, err)
-	}
-	if err := readCached(filepath.Join(cache, "pk.dump"), gpk.ReadDump); err != nil {
-		t.Fatal(err)
-	}
-	p, err := groth.FromGnark(gpk, gvk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []struct {
-		path string
-		w    io.WriterTo
-	}{{base + ".params", p}, {base + ".vk", &p.VK}} {
-		tmp := f.path + ".tmp"
-		fh, err := os.Create(tmp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bw := bufio.NewWriterSize(fh, 1<<20)
-		if _, err := f.w.WriteTo(bw); err != nil {
-			t.Fatal(err)
-		}
-		if err := bw.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if err := fh.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, f.path); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // The last step end to end: a 2KiB sector sealed by c2flow seal,
 // proved by c2flow prove --c1 FILE --params DIR under the development
-// setup of the recorded 2KiB circuit written as a Filecoin-named
-// .params/.vk pair (beside a decoy of another tree shape), the written
+// setup of the recorded 2KiB circuit written by filecoin/c2's DevSetup as a
+// Filecoin-named .params/.vk pair listed in parameters.json (beside a
+// decoy of another tree shape), the written
 // proof bytes accepted by verify-seal with the .vk as a seal record of the
 // sector's public data, and rejected with another seed.
 func TestProveFilecoinDevSetup2KiB(t *testing.T) {
@@ -189,31 +134,29 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shapes := t.TempDir()
-	t0 := time.Now()
-	_, digest, err := filecoinShape(shapes, info)
+	if ok, err := c2.DevSetupCached(info.Name, paramstest.FilecoinSetups()); err != nil || !ok {
+		t.Skipf("no cached 2KiB development setup in %s (run filecoin/circuit's TestGroth16Filecoin2KiB with %s=1): %v", paramstest.FilecoinSetups().Dir, filecoinSetupEnv, err)
+	}
+	cached, err := c2.DevSetup(ctx, info.Name, paramstest.FilecoinDevParams(), paramstest.FilecoinSetups(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("shape %s recorded in %v", digest[:16], time.Since(t0))
-	// --params: links to the cached pair, beside a decoy of another shape
-	// (the decoy is not written into the shared cache).
-	cached := devSetupParams2KiB(t, digest)
+	// --params: links to the development setup's pair, parameters.json and
+	// marker, beside a decoy of another shape (not written into the shared
+	// directory).
 	dir := t.TempDir()
-	pair, _ := filepath.Glob(filepath.Join(cached, filecoinPairPrefix+"8-0-0-*"))
-	if len(pair) != 2 {
-		t.Fatalf("cached pair: %v", pair)
-	}
-	for _, p := range pair {
+	for _, p := range []string{cached.Params, cached.VK, filepath.Join(paramstest.FilecoinDevParams(), c2.ParametersJSON),
+		filepath.Join(paramstest.FilecoinDevParams(), c2.DevMarker)} {
 		if err := os.Symlink(p, filepath.Join(dir, filepath.Base(p))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	writeTestVK(t, filepath.Join(dir, filecoinPairPrefix+"8-8-0-sha256_hasher-decoy.vk"), 40)
+	writeTestVK(t, filepath.Join(dir, c2.PairPrefix+"8-8-0-sha256_hasher-decoy.vk"), 40)
+	shapes := t.TempDir()
 
 	in := sealFilecoin2KiB(t)
 	out := filepath.Join(t.TempDir(), "7.proof")
-	t0 = time.Now()
+	t0 := time.Now()
 	if err := runProve(ctx, []string{"--c1", in, "--params", dir, "--shape-cache", shapes, "--out", out}); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +181,7 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 		CommR:  pub.CommR, CommD: pub.CommD, ProverID: pub.ProverID, SectorID: pub.SectorID,
 		Ticket: pub.Ticket, Seed: pub.Seed, Proof: b,
 	}
-	vks, _ := filepath.Glob(filepath.Join(dir, filecoinPairPrefix+"8-0-0-*.vk"))
+	vks, _ := filepath.Glob(filepath.Join(dir, c2.PairPrefix+"8-0-0-*.vk"))
 	if len(vks) != 1 {
 		t.Fatalf("vk files %v", vks)
 	}

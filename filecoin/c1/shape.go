@@ -202,6 +202,17 @@ func MaxSize(p proofs.RegisteredSealProof) (int64, error) {
 	return 2 * maxCompact()[p], nil
 }
 
+// MaxInputSize returns the size bound Decode applies to an input of proof
+// p in either form: a Commit2In wrapper of a C1 of MaxSize bytes, the
+// larger.
+func MaxInputSize(p proofs.RegisteredSealProof) (int64, error) {
+	n, err := MaxSize(p)
+	if err != nil {
+		return 0, err
+	}
+	return wrappedSize(n), nil
+}
+
 // maxAnySize is the bound when the registered proof is not yet known: the
 // largest over all supported proofs.
 func maxAnySize() int64 {

@@ -1,13 +1,10 @@
 package circuit
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"syscall"
@@ -33,87 +30,19 @@ import (
 const setupEnv = "C2FLOW_FILECOIN_SETUP"
 
 // devKeys returns a development setup's keys for ccs, the gnark form of the
-// shape whose digest is digest: read from the test parameter cache
-// (paramstest.Dir(), under filecoin/<digest>/), else made by groth16.Setup
-// and written there. Processes share the cache under a file lock, so one
-// setup serves every test binary. cached reports whether the keys were read.
+// shape whose digest is digest, from the shared test cache of development
+// setups (paramstest.FilecoinSetups: read if there, else made by
+// groth16.Setup and written there). cached reports whether the keys were
+// read.
 func devKeys(t *testing.T, digest string, ccs *csbls.R1CS) (pk *groth16bls.ProvingKey, vk *groth16bls.VerifyingKey, cached bool) {
 	t.Helper()
-	dir := filepath.Join(paramstest.Dir(), "filecoin", digest)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.OpenFile(filepath.Join(paramstest.Dir(), ".lock-filecoin-"+digest[:16]), os.O_CREATE|os.O_RDWR, 0o644)
+	pk, vk, cached, err := paramstest.FilecoinSetups().Keys(context.Background(), digest,
+		ccs.GetNbPublicVariables()+ccs.GetNbSecretVariables(), ccs.GetNbConstraints(),
+		func() (*csbls.R1CS, error) { return ccs, nil }, slog.New(slog.NewTextHandler(t.Output(), nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-
-	pkFile, vkFile := filepath.Join(dir, "pk.dump"), filepath.Join(dir, "vk")
-	pk, vk = new(groth16bls.ProvingKey), new(groth16bls.VerifyingKey)
-	// The vk is written last: with it present, both files are complete.
-	err = readFile(vkFile, func(r io.Reader) error { _, err := vk.ReadFrom(r); return err })
-	if err == nil {
-		err = readFile(pkFile, pk.ReadDump)
-	}
-	switch {
-	case err == nil:
-		if int(pk.Domain.Cardinality) < ccs.GetNbConstraints() || len(pk.InfinityA) != ccs.GetNbPublicVariables()+ccs.GetNbSecretVariables() {
-			t.Fatalf("cached keys in %s do not fit the circuit: delete the directory", dir)
-		}
-		return pk, vk, true
-	case !errors.Is(err, os.ErrNotExist):
-		t.Fatalf("reading cached keys in %s (delete the directory to redo the setup): %v", dir, err)
-	}
-	t.Logf("no cached keys in %s: running groth16.Setup, a DEVELOPMENT setup", dir)
-	if err := groth16bls.Setup(ccs, pk, vk); err != nil {
-		t.Fatalf("groth16 setup: %v", err)
-	}
-	if err := writeFile(pkFile, pk.WriteDump); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeFile(vkFile, func(w io.Writer) error { _, err := vk.WriteTo(w); return err }); err != nil {
-		t.Fatal(err)
-	}
-	return pk, vk, false
-}
-
-func readFile(name string, read func(io.Reader) error) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := read(bufio.NewReaderSize(f, 1<<20)); err != nil {
-		return fmt.Errorf("reading %s: %w", name, err)
-	}
-	return nil
-}
-
-// writeFile writes name atomically: a temporary file renamed into place.
-func writeFile(name string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := write(bw); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return os.Rename(f.Name(), name)
+	return pk, vk, cached
 }
 
 func peakRSS() string {

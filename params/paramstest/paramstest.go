@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 )
@@ -27,6 +28,18 @@ func Dir() string {
 	}
 	return filepath.Join(os.TempDir(), "c2flow-test-params")
 }
+
+// FilecoinSetups is the test cache of development setups of Filecoin
+// circuits (Dir()/filecoin/<shape digest>/), shared by every package's
+// tests: the 2KiB setup takes over 16 minutes to make.
+func FilecoinSetups() r1cs.SetupCache {
+	return r1cs.SetupCache{Dir: filepath.Join(Dir(), "filecoin")}
+}
+
+// FilecoinDevParams is the test directory of development setups in
+// Filecoin's format (filecoin/c2 DevSetup writes them there from
+// FilecoinSetups).
+func FilecoinDevParams() string { return filepath.Join(Dir(), "filecoin", "dev-params") }
 
 // Keys returns the profile's keys, loading them once per test binary.
 func Keys(tb testing.TB, profile string) *params.Keys {

@@ -1,0 +1,239 @@
+package c2
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
+)
+
+// keys are one circuit shape's loaded parameters, shared by the proofs of
+// that shape.
+type keys struct {
+	shape  circuit.Shape
+	files  Files
+	dev    bool
+	counts Counts
+	digest string // the recorded shape's SHA-256 (hex)
+	// paramsDigest and vkDigest are parameters.json's digests of the
+	// files ("" when it does not list them).
+	paramsDigest, vkDigest string
+	vk                     *groth.VerifyingKey
+	pvk                    *groth.PreparedVerifyingKey
+	gvk                    *groth16bls.VerifyingKey
+	prover                 *prover.Prover
+	digests                scheme.Digests
+}
+
+// wrap marks an error of a development setup's circuit as such.
+func (k *keys) wrap(err error) error {
+	if err == nil || !k.dev {
+		return err
+	}
+	return fmt.Errorf("%w [parameters: DEVELOPMENT SETUP]", err)
+}
+
+// Circuit is one seal proof's circuit with its keys.
+type Circuit struct {
+	info proofs.SealProofInfo
+	k    *keys
+}
+
+var _ scheme.Circuit = (*Circuit)(nil)
+
+// Info is the circuit's registered seal proof (the one it was loaded for;
+// it proves sectors of every proof of its shape).
+func (c *Circuit) Info() proofs.SealProofInfo { return c.info }
+
+// Files are the circuit's parameter files.
+func (c *Circuit) Files() Files { return c.k.files }
+
+// Dev reports whether the parameters are a development setup.
+func (c *Circuit) Dev() bool { return c.k.dev }
+
+// Counts are one partition's circuit sizes, as recorded.
+func (c *Circuit) Counts() Counts { return c.k.counts }
+
+// ParamDigests are parameters.json's digests of the .vk and .params
+// (the first 32 hex digits of their BLAKE2b-512, groth.FileDigest), which
+// the files were checked against; "" when parameters.json does not list
+// them (a development setup found by search, or Params.Pair).
+func (c *Circuit) ParamDigests() (vk, params string) { return c.k.vkDigest, c.k.paramsDigest }
+
+// Prover implements scheme.Circuit: a split prover over the keys (a new
+// value each call, so a caller's settings stay its own).
+func (c *Circuit) Prover() *prover.Prover {
+	p := *c.k.prover
+	return &p
+}
+
+// PartitionBytes implements scheme.Circuit: Counts.Bytes of the recorded
+// circuit.
+func (c *Circuit) PartitionBytes() int64 { return c.k.counts.Bytes() }
+
+// Digests implements scheme.Circuit: the hex SHA-256 of the .vk and
+// .params files (not parameters.json's digests: see ParamDigests) and the
+// recorded circuit shape's SHA-256.
+func (c *Circuit) Digests() scheme.Digests { return c.k.digests }
+
+// sector returns s as a sector this circuit proves.
+func (c *Circuit) sector(s scheme.Sector) (*Sector, error) {
+	sec, ok := s.(*Sector)
+	if !ok {
+		return nil, c.k.wrap(fmt.Errorf("filecoin circuit %s: not a Filecoin sector (%T)", c.info.Name, s))
+	}
+	if sh := circuit.ShapeOf(sec.info); sh != c.k.shape {
+		return nil, c.k.wrap(fmt.Errorf("filecoin circuit %s (%v): sector %d is a %s sector (%v)", c.info.Name, c.k.shape, sec.SectorID(), sec.info.Name, sh))
+	}
+	return sec, nil
+}
+
+func (c *Circuit) partition(s scheme.Sector, k int) (*Sector, string, error) {
+	sec, err := c.sector(s)
+	if err != nil {
+		return nil, "", err
+	}
+	id := prover.PartitionID(sec.SectorID(), k)
+	if k < 0 || k >= sec.Partitions() {
+		return nil, id, c.k.wrap(fmt.Errorf("partition %s: %s has %d partitions", id, sec.info.Name, sec.Partitions()))
+	}
+	return sec, id, nil
+}
+
+// Synthesize implements scheme.Circuit: partition k of s (checked by
+// Verify) solved by the witness builder into the assignment (inputs, then
+// aux) and a, b, c, bellperson's per-input constraints included; the
+// counts must be the circuit's and the input assignment the sector's
+// public inputs.
+func (c *Circuit) Synthesize(ctx context.Context, s scheme.Sector, k int) (*prover.Solution, error) {
+	sec, id, err := c.partition(s, k)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	cs, w, err := circuit.FromC1(sec.c1, k)
+	if err != nil {
+		return nil, c.k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
+	}
+	n := c.k.counts
+	// The assignment's backing array holds the inputs, then the aux: the
+	// builder appends the aux in place and the inputs are copied in front,
+	// so the aux (4 GiB for a 32GiB partition) is never copied.
+	buf := make([]fr.Element, n.Inputs+n.Aux)
+	wit := r1cs.NewWitness(r1cs.WitnessOptions{ABC: true, InputsHint: n.Inputs, ConstraintsHint: n.Constraints})
+	wit.Aux = buf[n.Inputs:n.Inputs:len(buf)]
+	if err := circuit.Synthesize(wit, cs, w); err != nil {
+		return nil, c.k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
+	}
+	wit.AppendInputConstraints()
+	if err := wit.Err(); err != nil {
+		return nil, c.k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
+	}
+	if len(wit.Inputs) != n.Inputs || len(wit.Aux) != n.Aux || len(wit.A) != n.Constraints {
+		return nil, c.k.wrap(fmt.Errorf("synthesize %s: witness of %d inputs, %d aux, %d constraints; the circuit has %d, %d, %d",
+			id, len(wit.Inputs), len(wit.Aux), len(wit.A), n.Inputs, n.Aux, n.Constraints))
+	}
+	copy(buf, wit.Inputs)
+	pub, err := sec.PublicInputs(k)
+	if err != nil {
+		return nil, c.k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
+	}
+	for i := range pub {
+		if !pub[i].Equal(&buf[i+1]) {
+			return nil, c.k.wrap(fmt.Errorf("synthesize %s: input %d of the witness is not the one the sector's public data give", id, i+1))
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &prover.Solution{Partition: id, W: buf, A: wit.A, B: wit.B, C: wit.C, SynthTime: time.Since(t0)}, nil
+}
+
+// VerifyPartition implements scheme.Circuit: gnark's verifier with the
+// verifying key and partition k's public inputs from s's public data.
+func (c *Circuit) VerifyPartition(s scheme.Sector, k int, proof *groth16bls.Proof) error {
+	sec, id, err := c.partition(s, k)
+	if err != nil {
+		return err
+	}
+	in, err := sec.PublicInputs(k)
+	if err != nil {
+		return c.k.wrap(fmt.Errorf("verify %s: %w", id, err))
+	}
+	if err := groth16bls.Verify(proof, c.k.gvk, in); err != nil {
+		return c.k.wrap(fmt.Errorf("verify %s: %w", id, err))
+	}
+	return nil
+}
+
+// EncodePartition implements scheme.Circuit: Filecoin's 192-byte proof
+// (A, B, C compressed).
+func (c *Circuit) EncodePartition(proof *groth16bls.Proof) ([]byte, error) {
+	p, err := groth.ProofFromGnark(proof)
+	if err != nil {
+		return nil, c.k.wrap(err)
+	}
+	b := p.Bytes()
+	return b[:], nil
+}
+
+// Assemble implements scheme.Circuit: the partitions' 192-byte proofs,
+// each decoded (points on the curve and in the subgroup), concatenated in
+// order: SealCommitPhase2's proof.
+func (c *Circuit) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
+	sec, err := c.sector(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) != sec.Partitions() {
+		return nil, c.k.wrap(fmt.Errorf("assemble sector %d: %d partition proofs, %s has %d", sec.SectorID(), len(parts), sec.info.Name, sec.Partitions()))
+	}
+	out := make([]byte, 0, len(parts)*groth.ProofSize)
+	for k, p := range parts {
+		if _, err := groth.DecodeProof(p); err != nil {
+			return nil, c.k.wrap(fmt.Errorf("assemble: partition %s: %w", prover.PartitionID(sec.SectorID(), k), err))
+		}
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// VerifyC2 implements scheme.Circuit: c2 must be exactly Partitions()
+// 192-byte proofs, each verified with the Filecoin verifying key (.vk)
+// against its partition's public inputs.
+func (c *Circuit) VerifyC2(s scheme.Sector, c2 []byte) error {
+	sec, err := c.sector(s)
+	if err != nil {
+		return err
+	}
+	n := sec.Partitions()
+	if len(c2) != n*groth.ProofSize {
+		return c.k.wrap(fmt.Errorf("C2 of sector %d: %d bytes, %s's is %d (%d proofs of %d bytes)", sec.SectorID(), len(c2), sec.info.Name, n*groth.ProofSize, n, groth.ProofSize))
+	}
+	ps, err := groth.DecodeProofs(c2, n)
+	if err != nil {
+		return c.k.wrap(fmt.Errorf("C2 of sector %d: %w", sec.SectorID(), err))
+	}
+	inputs := make([][]fr.Element, n)
+	for k := range n {
+		if inputs[k], err = sec.PublicInputs(k); err != nil {
+			return c.k.wrap(fmt.Errorf("C2 of sector %d: %w", sec.SectorID(), err))
+		}
+	}
+	if err := c.k.pvk.VerifyPartitions(ps, inputs); err != nil {
+		return c.k.wrap(fmt.Errorf("C2 of sector %d does not verify with %s: %w", sec.SectorID(), c.k.files.VK, err))
+	}
+	return nil
+}

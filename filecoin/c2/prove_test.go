@@ -1,0 +1,229 @@
+package c2_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/scheme"
+)
+
+// setupEnv makes TestProve2KiB run (and make the 2KiB development setup,
+// 16.5 minutes on a 2-core machine) where the test cache lacks the setup;
+// with the setup cached the test runs anyway (about a minute).
+const setupEnv = "C2FLOW_FILECOIN_SETUP"
+
+// A 2KiB sector proved through the scheme as the pipeline's workers do:
+// the development setup written by DevSetup from the cached gnark keys,
+// the C1 decoded against its identity and verified, the circuit loaded
+// once for concurrent callers, partition 0 synthesized (its Solution the
+// size PartitionBytes reserves), proved by the split prover, verified,
+// encoded, assembled and the C2 verified with the Filecoin .vk (and as a
+// seal record, as verify-seal does); another sector's public inputs, a
+// tampered byte and a wrong length are refused. Every log line and error
+// says DEVELOPMENT SETUP.
+func TestProve2KiB(t *testing.T) {
+	const proof = "StackedDrg2KiBV1_1"
+	cache := paramstest.FilecoinSetups()
+	cached, err := c2.DevSetupCached(proof, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cached && os.Getenv(setupEnv) == "" {
+		t.Skipf("no cached 2KiB development setup in %s: making it takes 16.5 minutes and GBs; set %s=1 to make it (filecoin/circuit's TestGroth16Filecoin2KiB makes it too)", cache.Dir, setupEnv)
+	}
+	ctx := context.Background()
+	// slog's handler serializes its writes; logs is read once all is done.
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	dir := paramstest.FilecoinDevParams()
+	t0 := time.Now()
+	files, err := c2.DevSetup(ctx, proof, dir, cache, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("DevSetup in %v: %s", time.Since(t0), files.Params)
+
+	s := c2.New(c2.Params{Dir: dir, ShapeDir: t.TempDir()}, log)
+	sealed := seal2KiB(t, proofs.StackedDrg2KiBV1_1, 7)
+	raw, err := c1.Marshal(sealed.C1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := s.Decode(raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: proof})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sec.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Concurrent callers, for two proofs of the 2KiB shape, share one load.
+	t0 = time.Now()
+	names := []string{proof, proof, "StackedDrg2KiBV1"}
+	circs := make([]scheme.Circuit, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Go(func() { circs[i], errs[i] = s.Circuit(ctx, n) })
+	}
+	wg.Wait()
+	for i := range names {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if circs[i].Prover().Keys != circs[0].Prover().Keys {
+			t.Fatalf("%s: loaded twice", names[i])
+		}
+	}
+	t.Logf("circuit loaded in %v", time.Since(t0))
+	circ := circs[0].(*c2.Circuit)
+	if !circ.Dev() || circ.Files() != files {
+		t.Fatalf("circuit: dev %v, files %+v", circ.Dev(), circ.Files())
+	}
+	d := circ.Digests()
+	vkSHA, vkFil := digests(t, files.VK)
+	pSHA, pFil := digests(t, files.Params)
+	if d.VK != vkSHA || d.PK != pSHA || len(d.Circuit) != 64 {
+		t.Fatalf("digests %+v", d)
+	}
+	pj, err := os.ReadFile(filepath.Join(dir, c2.ParametersJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := groth.ParseParametersJSON(pj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vkd, pd := circ.ParamDigests(); vkd != m[filepath.Base(files.VK)].Digest || pd != m[filepath.Base(files.Params)].Digest || vkd != vkFil || pd != pFil {
+		t.Fatalf("parameters.json digests %s %s, listed %+v", vkd, pd, m)
+	}
+
+	// Synthesis: the Solution holds what PartitionBytes reserves.
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	sol, err := circ.Synthesize(ctx, sec, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	pb, sb := circ.PartitionBytes(), sol.Bytes()
+	retained := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+	t.Logf("synthesis %v: Solution.Bytes %d, PartitionBytes %d (%+.2f%%), heap retained %d (%+d beyond the Solution), allocated %d",
+		sol.SynthTime, sb, pb, 100*float64(pb-sb)/float64(sb), retained, retained-sb, m1.TotalAlloc-m0.TotalAlloc)
+	if math.Abs(float64(pb-sb))/float64(sb) > 0.03 {
+		t.Fatalf("PartitionBytes %d is not Solution.Bytes %d within 3%%", pb, sb)
+	}
+	if retained > pb {
+		t.Fatalf("synthesis retains %d bytes, PartitionBytes reserves %d", retained, pb)
+	}
+	if known, _ := c2.PartitionBytes(proof); known != pb {
+		t.Fatalf("PartitionBytes(%s) %d, the loaded circuit's %d", proof, known, pb)
+	}
+	if sol.Partition != "7/0" {
+		t.Fatalf("partition id %q", sol.Partition)
+	}
+	if _, err := circ.Synthesize(ctx, sec, 1); err == nil || !strings.Contains(err.Error(), "7/1") || !strings.Contains(err.Error(), "DEVELOPMENT SETUP") {
+		t.Fatalf("partition 1 of 1: %v", err)
+	}
+
+	slots, err := gpu.CPUSlots(1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 = time.Now()
+	pr := circ.Prover()
+	partial, err := pr.Start(ctx, slots, sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol = nil
+	gproof, _, err := pr.Finish(ctx, partial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("proved in %v", time.Since(t0))
+	if err := circ.VerifyPartition(sec, 0, gproof); err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.Decode(mustMarshal(t, seal2KiB(t, proofs.StackedDrg2KiBV1_1, 8).C1), scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "another sector's inputs", circ.VerifyPartition(other, 0, gproof), nil, "8/0", "DEVELOPMENT SETUP")
+
+	enc, err := circ.EncodePartition(gproof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc) != groth.ProofSize {
+		t.Fatalf("encoded partition of %d bytes", len(enc))
+	}
+	c2b, err := circ.Assemble(sec, [][]byte{enc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := circ.VerifyC2(sec, c2b); err != nil {
+		t.Fatal(err)
+	}
+	// As Filecoin's verifier sees it: a seal record under the .vk.
+	vk, err := groth.ReadVerifyingKeyFile(files.VK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := proofs.ByName(proof)
+	pub := sealed.Public
+	rec := &groth.SealRecord{
+		Config: groth.PoRepConfig{SectorSize: info.SectorSize, Partitions: info.Partitions, PoRepID: info.PoRepID, APIVersion: info.APIVersion, Features: info.Features},
+		CommR:  pub.CommR, CommD: pub.CommD, ProverID: pub.ProverID, SectorID: pub.SectorID, Ticket: pub.Ticket, Seed: pub.Seed, Proof: c2b,
+	}
+	if err := groth.VerifySeal(vk.Prepare(), rec); err != nil {
+		t.Fatalf("seal record: %v", err)
+	}
+
+	wantErr(t, "C2 against another sector", circ.VerifyC2(other, c2b), groth.ErrInvalidProof, "sector 8", "DEVELOPMENT SETUP")
+	for _, i := range []int{0, 50, 100, 191} {
+		bad := bytes.Clone(c2b)
+		bad[i] ^= 0x01
+		wantErr(t, "tampered byte", circ.VerifyC2(sec, bad), nil, "sector 7", "DEVELOPMENT SETUP")
+	}
+	wantErr(t, "short C2", circ.VerifyC2(sec, c2b[:191]), nil, "191 bytes", "192")
+	wantErr(t, "long C2", circ.VerifyC2(sec, append(bytes.Clone(c2b), 0)), nil, "193 bytes")
+	wantErr(t, "assemble garbage", func() error { _, err := circ.Assemble(sec, [][]byte{make([]byte, 192)}); return err }(), nil, "partition 7/0")
+	wantErr(t, "assemble two", func() error { _, err := circ.Assemble(sec, [][]byte{enc, enc}); return err }(), nil, "2 partition proofs")
+
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		n++
+		if !strings.Contains(l, "DEVELOPMENT SETUP") {
+			t.Errorf("log line without DEVELOPMENT SETUP: %s", l)
+		}
+	}
+	t.Logf("%d log lines, e.g. %s", n, strings.SplitN(logs.String(), "\n", 2)[0])
+}
+
+func mustMarshal(t *testing.T, c *c1.SealCommitPhase1Output) []byte {
+	t.Helper()
+	b, err := c1.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,107 @@
+package c2
+
+import (
+	"fmt"
+
+	csbls "github.com/consensys/gnark/constraint/bls12-381"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+)
+
+// RecordShape returns the R1CS of the blank circuit of info, per-input
+// constraints appended (as bellperson's parameter generator records it),
+// from the cache in dir or recorded and cached there, and its digest.
+func RecordShape(dir string, info proofs.SealProofInfo) (*r1cs.Shape, string, error) {
+	cache := r1cs.ShapeCache{Dir: dir}
+	return cache.GetOrRecord("stacked-"+info.Name, func() (*r1cs.Shape, error) { return recordShape(info) })
+}
+
+// recordShape records the blank circuit of info in memory.
+func recordShape(info proofs.SealProofInfo) (*r1cs.Shape, error) {
+	s := r1cs.NewShape()
+	if err := circuit.Synthesize(s, circuit.ShapeOf(info), nil); err != nil {
+		return nil, err
+	}
+	s.AppendInputConstraints()
+	return s, s.Err()
+}
+
+// publicCCS is a gnark R1CS holding only the circuit's public variables:
+// the split prover reads nothing else of Keys.CCS (its input count, to
+// split the wires for the private MSM) when it proves a solution made
+// elsewhere, and the whole circuit in gnark's form would double the memory
+// of a large sector's shape.
+func publicCCS(numInputs int) *csbls.R1CS {
+	cs := csbls.NewR1CS(0)
+	for i := range numInputs {
+		cs.AddPublicVariable(fmt.Sprintf("input_%d", i))
+	}
+	return cs
+}
+
+// Counts are the sizes of one partition's circuit: inputs (ONE included),
+// aux variables, and constraints with bellperson's per-input ones.
+type Counts struct {
+	Inputs, Aux, Constraints int
+}
+
+// PartitionOverhead is what a partition's synthesis holds beyond its
+// Solution: the circuit witness FromC1 extracts (a few MB: the openings of
+// the partition's challenges) and the builder's scratch. Measured on the
+// 2KiB circuit (TestProve2KiB): after Synthesize the live heap exceeds
+// Solution.Bytes() (343,987,072 B) by 9 KB; the synthesis allocated 556
+// MB in all, the rest short-lived garbage of the builder's linear
+// combinations that the GC reclaims as it goes.
+const PartitionOverhead = 8 << 20
+
+// Bytes is the memory one synthesized partition holds: the assignment and
+// a, b, c, 32 bytes an element (prover.Solution.Bytes), plus
+// PartitionOverhead.
+func (c Counts) Bytes() int64 {
+	return 32*int64(c.Inputs+c.Aux+3*c.Constraints) + PartitionOverhead
+}
+
+// knownCounts are one partition's counts per sector size, as
+// `c2flow circuit info --proof P` counts the blank circuit (r1cs.Counter;
+// README "One partition per registered proof"), the per-input constraints
+// added: the same for V1, V1_1 and synthetic proofs (one circuit shape).
+// 32GiB's equal curio's measurement of rust-fil-proofs' circuit
+// (filecoin/circuit TestCount32GiB, cuzk-project.md); 64GiB's were counted
+// with `c2flow circuit info --proof StackedDrg64GiBV1_1` (43 s, 250 MiB
+// peak RSS: 15.6 GiB a partition). TestKnownCounts
+// checks them against the counter (32GiB and 64GiB with
+// C2FLOW_CIRCUIT_32GIB=1).
+var knownCounts = map[uint64]Counts{
+	2 << 10:   {Inputs: 40, Aux: 2_685_673, Constraints: 2_687_921 + 40},
+	8 << 20:   {Inputs: 40, Aux: 3_842_449, Constraints: 3_844_929 + 40},
+	512 << 20: {Inputs: 40, Aux: 4_420_837, Constraints: 4_423_433 + 40},
+	32 << 30:  {Inputs: 328, Aux: 130_169_893, Constraints: 130_278_541 + 328},
+	64 << 30:  {Inputs: 328, Aux: 131_076_643, Constraints: 131_185_849 + 328},
+}
+
+// CountsOf returns one partition's counts for proof without recording its
+// circuit (see knownCounts).
+func CountsOf(proof string) (Counts, error) {
+	info, err := proofs.ByName(proof)
+	if err != nil {
+		return Counts{}, err
+	}
+	c, ok := knownCounts[info.SectorSize]
+	if !ok {
+		return Counts{}, fmt.Errorf("%s: no known circuit counts for sector size %d", proof, info.SectorSize)
+	}
+	return c, nil
+}
+
+// PartitionBytes is the memory one synthesized partition of proof holds
+// (Counts.Bytes), known before its circuit is loaded: what a host's
+// budget reserves.
+func PartitionBytes(proof string) (int64, error) {
+	c, err := CountsOf(proof)
+	if err != nil {
+		return 0, err
+	}
+	return c.Bytes(), nil
+}
