@@ -52,8 +52,11 @@ func (a *TemporalAuth) add(fs *flag.FlagSet) {
 	fs.StringVar(&a.KeyFile, "tls-key", envFirst(EnvTLSKey, "TEMPORAL_TLS_KEY"), "private key (PEM) of --tls-cert ($"+EnvTLSKey+")")
 	fs.StringVar(&a.CAFile, "tls-ca", envFirst(EnvTLSCA, "TEMPORAL_TLS_CA"), "CA certificates (PEM) trusted for Temporal's server certificate; empty: the system's ($"+EnvTLSCA+")")
 	fs.StringVar(&a.ServerName, "tls-server-name", os.Getenv(EnvTLSServerName), "name Temporal's server certificate must carry; empty: the host of --address ($"+EnvTLSServerName+")")
-	fs.StringVar(&a.APIKey, "api-key", os.Getenv(EnvAPIKey), "API key for Temporal (Temporal Cloud); implies TLS ($"+EnvAPIKey+")")
+	fs.StringVar(&a.APIKey, "api-key", "", "API key for Temporal (Temporal Cloud); implies TLS ($"+EnvAPIKey+")")
 	fs.Var(boolString{&a.TLS}, "tls", "TLS to Temporal even without the --tls-* flags (server certificate checked against the system's CAs); on whenever a --tls-* flag or --api-key is set ($"+EnvTLS+")")
+	// Set after registering, so that --help does not print the key as
+	// the flag's default.
+	a.APIKey = os.Getenv(EnvAPIKey)
 	a.TLS = os.Getenv(EnvTLS)
 }
 
