@@ -7,6 +7,7 @@
 package devstack
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,8 @@ type Options struct {
 	// QueuePartitions is the matching partitions per task queue (0: 1;
 	// Temporal's own default is 4).
 	QueuePartitions int
+	// TLS, if set, makes the frontend serve mutual TLS (see TLS).
+	TLS *TLS
 }
 
 // Server is a running embedded Temporal server.
@@ -57,7 +60,8 @@ type Server struct {
 	addr  string
 	ns    string
 	level zap.AtomicLevel
-	quiet bool // silence the log while stopping
+	quiet bool        // silence the log while stopping
+	tls   *tls.Config // in-process clients' TLS; nil: plaintext
 }
 
 // Start starts the server and returns once the frontend serves. Ports it
@@ -131,6 +135,13 @@ func start(o Options) (*Server, error) {
 	conf.NamespaceDefaults.Archival.History.State = "disabled"
 	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
 	conf.PublicClient.HostPort = hostport(o.Port)
+	var st *serverTLS
+	if o.TLS != nil {
+		if st, err = o.TLS.build(o.IP); err != nil {
+			return nil, err
+		}
+		conf.Global.TLS = st.root
+	}
 
 	level := zap.NewAtomicLevelAt(log.ParseZapLevel(o.LogLevel))
 	logger := log.NewZapLogger(newZapLogger(o.Log, level))
@@ -162,7 +173,11 @@ func start(o Options) (*Server, error) {
 		return nil, fmt.Errorf("temporal server start: %w", err)
 	}
 	quiet := level.Level() > zap.InfoLevel
-	return &Server{srv: srv, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet}, nil
+	s := &Server{srv: srv, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet}
+	if st != nil {
+		s.tls = st.client
+	}
+	return s, nil
 }
 
 // newZapLogger is the Temporal CLI's console logger (log.BuildZapLogger)

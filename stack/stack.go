@@ -153,10 +153,12 @@ func (s *Stack) startS3(ctx context.Context, dir string, o Options) error {
 }
 
 // Dial returns a new client of the stack's Temporal server (the SDK logs
-// through the stack's log at warn).
+// through the stack's log at warn); with Temporal.TLS, it is the server's
+// own in-process client identity (devstack.Server.ClientTLS).
 func (s *Stack) Dial(ctx context.Context) (client.Client, error) {
 	c, err := client.DialContext(ctx, client.Options{HostPort: s.Temporal.Addr(), Namespace: s.Temporal.Namespace(),
-		Logger: tlog.NewStructuredLogger(slog.New(warnOnly{s.log.Handler()}))})
+		Logger:            tlog.NewStructuredLogger(slog.New(warnOnly{s.log.Handler()})),
+		ConnectionOptions: client.ConnectionOptions{TLS: s.Temporal.ClientTLS()}}) // nil unless the frontend serves mTLS
 	if err != nil {
 		return nil, fmt.Errorf("temporal at %s: %w", s.Temporal.Addr(), err)
 	}

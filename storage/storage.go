@@ -80,6 +80,10 @@ type Config struct {
 	MaxBackoff  time.Duration
 	// PartSize of multipart transfers (0: 16 MiB).
 	PartSize int64
+	// CABundle is a PEM file of the CAs trusted for an HTTPS Endpoint
+	// instead of the system's; empty: $AWS_CA_BUNDLE if set (the SDK
+	// reads it), else the system's.
+	CABundle string
 }
 
 // Store is an S3 bucket holding c2flow's artifacts.
@@ -123,8 +127,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 				o.MaxAttempts = cfg.MaxAttempts
 				o.MaxBackoff = cfg.MaxBackoff
 				o.RateLimiter = ratelimit.None // a restart fails many requests at once; do not run out of retry tokens
+				o.Retryables = append([]retry.IsErrorRetryable{retry.IsErrorRetryableFunc(noRetryCertErrors)}, o.Retryables...)
 			})
 		}),
+	}
+	if cfg.CABundle != "" {
+		o, err := caBundleOption(cfg.CABundle)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, o)
 	}
 	if cfg.AccessKey != "" {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKey, cfg.SecretKey, "")))
@@ -202,6 +214,9 @@ func (s *Store) classify(op, key string, err error) error {
 		case "NoSuchKey", "NotFound":
 			return fmt.Errorf("%s: %w", where, ErrNotFound)
 		}
+	}
+	if p := certProblem(err, s.endpoint()); p != "" {
+		return fmt.Errorf("%s: %s: %w", where, p, err)
 	}
 	return fmt.Errorf("%s: %w", where, err)
 }

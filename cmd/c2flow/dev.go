@@ -38,6 +38,7 @@ type devFlags struct {
 	tf       cliflags.Temporal
 	hostCfg  func() (worker.Config, error)
 	logFlags cliflags.Log
+	tls      func() (*devstack.TLS, error) // the frontend's mTLS (tlsflags.go); nil: plaintext
 }
 
 // stackDefaults are the defaults of the stack's flags. `c2flow dev` serves
@@ -139,6 +140,11 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 	} else {
 		o.S3.Bucket = d.s3.Config().Bucket
 	}
+	if d.tls != nil {
+		if o.Temporal.TLS, err = d.tls(); err != nil {
+			return nil, err
+		}
+	}
 	st, err := stack.Start(ctx, o)
 	if err != nil {
 		return nil, err
@@ -214,6 +220,7 @@ func runDev(ctx context.Context, args []string) error {
 	if err := d.add(fs, stackDefaults{dir: ".c2flow/dev", port: 7233, s3Addr: "127.0.0.1:9000"}); err != nil {
 		return err
 	}
+	d.tls = addServerTLS(fs) // dev only: bench batch has the client's --tls-* flags
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -235,7 +242,7 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("  worker    %s\n", s.worker.ID())
 	fmt.Printf("  logs      %s (timing lines: c2flow bench stats %s)%s\n", relTo(shown, logs.path), relTo(shown, logs.path), serverLogNote(shown, logs))
-	fmt.Printf("submit with: c2flow submit --address %s --s3-endpoint http://%s --s3-access-key c2flow-dev --s3-secret-key c2flow-dev-secret --c1 DIR --wait\n", s.Temporal.Addr(), s.S3Addr)
+	fmt.Printf("submit with: c2flow submit --address %s%s --s3-endpoint http://%s --s3-access-key c2flow-dev --s3-secret-key c2flow-dev-secret --c1 DIR --wait\n", s.Temporal.Addr(), tlsHint(s), s.S3Addr)
 	<-ctx.Done()
 	return nil
 }

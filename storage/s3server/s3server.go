@@ -9,6 +9,7 @@ package s3server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -31,6 +32,9 @@ type Config struct {
 	// Verbose lets versitygw print its per-request lines on stdout; off,
 	// the server prints nothing.
 	Verbose bool
+	// CertFile and KeyFile (PEM), both or neither, make the server speak
+	// HTTPS.
+	CertFile, KeyFile string
 }
 
 // Run serves S3 on cfg.Addr until ctx ends.
@@ -40,6 +44,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
+		return err
+	}
+	if err := absTLS(&cfg); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -70,7 +77,7 @@ func Run(ctx context.Context, cfg Config) error {
 	gw := &embedgw.Config{
 		RootUserAccess: cfg.AccessKey, RootUserSecret: cfg.SecretKey, Region: "us-east-1",
 		Ports: []string{cfg.Addr}, MaxConnections: 250000, MaxRequests: 100000,
-		MultipartMaxParts: 10000, Quiet: !cfg.Verbose,
+		MultipartMaxParts: 10000, Quiet: !cfg.Verbose, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile,
 	}
 	// The single-account IAM the gateway would pick itself, made here:
 	// versitygw's own choice prints "No IAM service configured, enabling
@@ -107,4 +114,24 @@ func FreeAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// absTLS checks the certificate and key and makes their paths absolute:
+// the POSIX backend changes the working directory before they are read.
+func absTLS(cfg *Config) error {
+	if (cfg.CertFile == "") != (cfg.KeyFile == "") {
+		return errors.New("s3server: TLS needs both a certificate and a key")
+	}
+	if cfg.CertFile == "" {
+		return nil
+	}
+	if _, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile); err != nil {
+		return fmt.Errorf("s3server: TLS certificate %s and key %s: %w", cfg.CertFile, cfg.KeyFile, err)
+	}
+	var err error
+	if cfg.CertFile, err = filepath.Abs(cfg.CertFile); err != nil {
+		return err
+	}
+	cfg.KeyFile, err = filepath.Abs(cfg.KeyFile)
+	return err
 }

@@ -25,10 +25,10 @@ const envServe = "C2FLOW_S3TEST_SERVE"
 // by Start.
 func Main(m *testing.M) {
 	if v := os.Getenv(envServe); v != "" {
-		f := strings.SplitN(v, "|", 4)
+		f := strings.SplitN(v, "|", 6)
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
-		if err := s3server.Run(ctx, s3server.Config{Addr: f[0], Dir: f[1], AccessKey: f[2], SecretKey: f[3]}); err != nil {
+		if err := s3server.Run(ctx, s3server.Config{Addr: f[0], Dir: f[1], AccessKey: f[2], SecretKey: f[3], CertFile: f[4], KeyFile: f[5]}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -41,19 +41,29 @@ func Main(m *testing.M) {
 type Server struct {
 	Addr, Dir      string
 	Access, Secret string
-	t              testing.TB
-	cmd            *exec.Cmd
+	// CertFile and KeyFile, set by StartTLS, make the server speak HTTPS;
+	// Config's clients trust the CAs of CAFile.
+	CertFile, KeyFile, CAFile string
+	t                         testing.TB
+	cmd                       *exec.Cmd
 }
 
 // Start starts a server on a free port over a temporary directory; it is
 // killed when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartTLS(t, "", "", "")
+}
+
+// StartTLS is Start with a server speaking HTTPS with the given certificate
+// and key (PEM files); Config's clients trust the CAs of caFile.
+func StartTLS(t testing.TB, certFile, keyFile, caFile string) *Server {
+	t.Helper()
 	addr, err := s3server.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: addr, Dir: t.TempDir(), Access: "c2flow-test", Secret: "c2flow-test-secret", t: t}
+	s := &Server{Addr: addr, Dir: t.TempDir(), Access: "c2flow-test", Secret: "c2flow-test-secret", CertFile: certFile, KeyFile: keyFile, CAFile: caFile, t: t}
 	s.Restart()
 	t.Cleanup(s.Stop)
 	return s
@@ -66,7 +76,7 @@ func (s *Server) Restart() {
 		s.t.Fatal("s3test: server already running")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envServe+"="+strings.Join([]string{s.Addr, s.Dir, s.Access, s.Secret}, "|"))
+	cmd.Env = append(os.Environ(), envServe+"="+strings.Join([]string{s.Addr, s.Dir, s.Access, s.Secret, s.CertFile, s.KeyFile}, "|"))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("s3test: start server: %v", err)
@@ -90,11 +100,16 @@ func (s *Server) Stop() {
 }
 
 // Endpoint is the server's URL.
-func (s *Server) Endpoint() string { return "http://" + s.Addr }
+func (s *Server) Endpoint() string {
+	if s.CertFile != "" {
+		return "https://" + s.Addr
+	}
+	return "http://" + s.Addr
+}
 
 // Config returns a client configuration for bucket.
 func (s *Server) Config(bucket string) storage.Config {
-	return storage.Config{Endpoint: s.Endpoint(), Bucket: bucket, AccessKey: s.Access, SecretKey: s.Secret, PathStyle: true}
+	return storage.Config{Endpoint: s.Endpoint(), Bucket: bucket, AccessKey: s.Access, SecretKey: s.Secret, PathStyle: true, CABundle: s.CAFile}
 }
 
 // Store opens a store on bucket, creating the bucket.

@@ -34,25 +34,31 @@ func env(name, def string) string {
 type Temporal struct {
 	Address   string
 	Namespace string
+	Auth      TemporalAuth // TLS and credentials (tls.go)
 }
 
 // Add registers the flags.
 func (t *Temporal) Add(fs *flag.FlagSet) {
 	fs.StringVar(&t.Address, "address", env("TEMPORAL_ADDRESS", "127.0.0.1:7233"), "Temporal frontend host:port ($TEMPORAL_ADDRESS)")
 	fs.StringVar(&t.Namespace, "namespace", env("TEMPORAL_NAMESPACE", "default"), "Temporal namespace ($TEMPORAL_NAMESPACE)")
+	t.Auth.add(fs)
 }
 
 // Dial connects to Temporal, logging through log at warn and above; mh,
-// if set, receives the SDK's metrics.
+// if set, receives the SDK's metrics. A dial refused for TLS is a
+// *TLSError.
 func (t *Temporal) Dial(ctx context.Context, log *slog.Logger, mh ...client.MetricsHandler) (client.Client, error) {
 	o := client.Options{HostPort: t.Address, Namespace: t.Namespace,
 		Logger: tlog.NewStructuredLogger(slog.New(levelFilter{log.Handler(), slog.LevelWarn}))}
 	if len(mh) > 0 && mh[0] != nil {
 		o.MetricsHandler = mh[0]
 	}
+	if err := t.Auth.apply(&o); err != nil {
+		return nil, fmt.Errorf("temporal at %s: %w", t.Address, err)
+	}
 	c, err := client.DialContext(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("temporal at %s: %w", t.Address, err)
+		return nil, fmt.Errorf("temporal at %s: %w", t.Address, t.Auth.explain(ctx, t.Address, o.ConnectionOptions.TLS, err))
 	}
 	return c, nil
 }
@@ -119,6 +125,7 @@ type S3 struct {
 	Endpoint, Region, Bucket, Prefix string
 	AccessKey, SecretKey             string
 	PathStyle                        bool
+	CABundle                         string
 }
 
 // Add registers the flags.
@@ -129,13 +136,14 @@ func (s *S3) Add(fs *flag.FlagSet) {
 	fs.StringVar(&s.Prefix, "s3-prefix", env("C2FLOW_S3_PREFIX", ""), "key prefix ($C2FLOW_S3_PREFIX)")
 	fs.StringVar(&s.AccessKey, "s3-access-key", env("AWS_ACCESS_KEY_ID", ""), "access key; empty: the AWS credential chain ($AWS_ACCESS_KEY_ID)")
 	fs.StringVar(&s.SecretKey, "s3-secret-key", env("AWS_SECRET_ACCESS_KEY", ""), "secret key ($AWS_SECRET_ACCESS_KEY)")
+	fs.StringVar(&s.CABundle, "s3-ca", "", "CA certificates (PEM) trusted for an https:// --s3-endpoint instead of the system's; empty: $AWS_CA_BUNDLE if set")
 	fs.BoolVar(&s.PathStyle, "s3-path-style", env("C2FLOW_S3_PATH_STYLE", "true") == "true", "path-style addressing, for S3-compatible servers ($C2FLOW_S3_PATH_STYLE)")
 }
 
 // Config returns the storage configuration.
 func (s *S3) Config() storage.Config {
 	return storage.Config{Endpoint: s.Endpoint, Region: s.Region, Bucket: s.Bucket, Prefix: s.Prefix,
-		AccessKey: s.AccessKey, SecretKey: s.SecretKey, PathStyle: s.PathStyle}
+		AccessKey: s.AccessKey, SecretKey: s.SecretKey, PathStyle: s.PathStyle, CABundle: s.CABundle}
 }
 
 // Open opens the store and checks that its bucket exists; it never
