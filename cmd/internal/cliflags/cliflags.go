@@ -5,6 +5,7 @@ package cliflags
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -74,7 +75,13 @@ func (t *Temporal) DialRetry(ctx context.Context, log *slog.Logger, wait time.Du
 	try := 0
 	c, err := backoff.Retry(ctx, func() (client.Client, error) {
 		try++
-		return t.Dial(ctx, log, mh...)
+		c, err := t.Dial(ctx, log, mh...)
+		var tlsErr *TLSError
+		if errors.As(err, &tlsErr) {
+			// A refused certificate is refused again: retrying never helps.
+			return nil, backoff.Permanent(err)
+		}
+		return c, err
 	}, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(wait), backoff.WithNotify(func(err error, next time.Duration) {
 		log.Warn("temporal not reachable yet; retrying", "address", t.Address, "try", try, "next_in", next.Round(100*time.Millisecond), "gives_up_after", wait, "error", err)
 	}))
