@@ -32,42 +32,68 @@ type Options struct {
 	Priority         int // 1 (most urgent) to 5; 0: 3
 }
 
-// UploadC1 checks C1 files locally (strict decoding) and stores them
-// under their content-addressed keys, returning the batch's sector
-// identities. A file that does not decode is an error here: nothing is
-// submitted. The same sector (prover, number) twice with different C1s is
-// refused: one submission proves one C1 per sector.
-func UploadC1(ctx context.Context, store *storage.Store, files []string) ([]job.SectorRef, []porep.Profile, error) {
+// Identify reads a C1 file for submission: it decodes and checks the
+// bytes (a Filecoin C1 natively, against the sector's identity) and returns
+// the sector's identity with its declared proof. An error names what is
+// wrong with the file.
+type Identify func(ctx context.Context, path string, raw []byte) (job.SectorRef, error)
+
+// TestSchemeC1 identifies a C1 of c2flow's own test scheme: the file names
+// its prover, sector and profile.
+func TestSchemeC1(_ context.Context, _ string, raw []byte) (job.SectorRef, error) {
+	c1, err := porep.DecodeC1(bytes.NewReader(raw))
+	if err != nil {
+		return job.SectorRef{}, err
+	}
+	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, raw)
+	ref.Profile = c1.Profile.Name
+	return ref, nil
+}
+
+// UploadC1 identifies C1 files locally (identify) and stores them under
+// their content-addressed keys, returning the batch's sector identities. A
+// file that does not pass is an error here: nothing is submitted. The same
+// sector (prover, number) twice with different C1s is refused: one
+// submission proves one C1 per sector.
+func UploadC1(ctx context.Context, store *storage.Store, files []string, identify Identify) ([]job.SectorRef, error) {
 	var refs []job.SectorRef
 	seen := map[string]string{}
-	profiles := map[string]porep.Profile{}
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		c1, err := porep.DecodeC1(bytes.NewReader(raw))
+		ref, err := identify(ctx, f, raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
-		ref := job.NewSectorRef(c1.ProverID, c1.SectorID, raw)
-		ref.Profile = c1.Profile.Name
 		sector := fmt.Sprintf("%s/%d", ref.ProverID, ref.SectorID)
 		if prev, ok := seen[sector]; ok {
-			return nil, nil, fmt.Errorf("%s: %s is also in %s", f, ref, prev)
+			return nil, fmt.Errorf("%s: %s is also in %s", f, ref, prev)
 		}
 		seen[sector] = f
-		profiles[c1.Profile.Name] = c1.Profile
 		if err := store.PutC1(ctx, ref.Identity(), raw); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", f, err)
 		}
 		refs = append(refs, ref)
 	}
+	return refs, nil
+}
+
+// TestProfiles returns the test-scheme profiles the sectors declare (their
+// keys are c2flow's own development setups); other proofs are left out.
+func TestProfiles(refs []job.SectorRef) []porep.Profile {
+	seen := map[string]bool{}
 	var ps []porep.Profile
-	for _, p := range profiles {
+	for _, r := range refs {
+		p, err := porep.LookupProfile(r.Profile)
+		if err != nil || seen[p.Name] {
+			continue
+		}
+		seen[p.Name] = true
 		ps = append(ps, p)
 	}
-	return refs, ps, nil
+	return ps
 }
 
 // PutC1 encodes a C1 and stores it under its sector identity, which it

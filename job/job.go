@@ -397,8 +397,7 @@ type (
 		FinalizeMS int64  `json:"finalize_ms"`
 	}
 	StoreInput struct {
-		SectorRef
-		Profile    string            `json:"profile"`
+		SectorRef                    // its Profile is the declared proof
 		Proofs     [][]byte          `json:"proofs"`
 		Partitions []PartitionResult `json:"partitions"`
 	}

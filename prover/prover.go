@@ -114,7 +114,6 @@ func (p *Prover) Synthesize(ctx context.Context, c1 *porep.C1, k int) (*Solution
 	}
 	sol := res.(*csbls.R1CSSolution)
 	s := &Solution{Partition: id, W: sol.W, A: sol.A, B: sol.B, C: sol.C, SynthTime: time.Since(t0)}
-	p.Log.Info("SYNTH_END", "partition", id, "bytes", s.Bytes(), "synth_ms", s.SynthTime.Milliseconds())
 	return s, ctx.Err()
 }
 

@@ -315,6 +315,9 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 	if err != nil {
 		return job.SynthOutput{}, err
 	}
+	// One timing line per synthesis, whatever the scheme (bench stats and
+	// the simulation's model read it).
+	h.Log.Info("SYNTH_END", "partition", s.Partition(), "bytes", s.Bytes(), "synth_ms", s.SynthTime().Milliseconds())
 	if h.spillOut {
 		return h.spillWitness(ctx, in, s)
 	}

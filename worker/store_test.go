@@ -75,13 +75,13 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	}
 	bad := append([][]byte(nil), proofs...)
 	bad[1] = two
-	_, err = h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Profile: profile, Proofs: bad})
+	_, err = h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: bad})
 	assertNamed(t, err, "partition 1: 2 proofs")
 
 	// Partition 2's proof swapped with partition 3's: verification names it.
 	sw := append([][]byte(nil), proofs...)
 	sw[2], sw[3] = sw[3], sw[2]
-	_, err = h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Profile: profile, Proofs: sw})
+	_, err = h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: sw})
 	assertNamed(t, err, "partition 2")
 
 	// A stored C2 that does not verify is not trusted: the lookup says
@@ -104,7 +104,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err != nil || !lo.Found || lo.Valid || !strings.Contains(lo.Reason, "partition 0") {
 		t.Fatalf("lookup of a C2 that does not verify: %+v %v", lo, err)
 	}
-	if _, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Profile: profile, Proofs: proofs}); err != nil {
+	if _, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: proofs}); err != nil {
 		t.Fatalf("replacing a bad stored C2: %v", err)
 	}
 	lo, err = h.LookupC2(ctx, ref)

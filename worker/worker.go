@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/params"
@@ -58,9 +59,12 @@ type Config struct {
 	// Spill is where split roles pass witnesses: "dir:PATH" (a disk every
 	// host mounts) or "s3" (the artifact store, under spill/).
 	Spill string
-	// Schemes are the proof schemes beyond c2flow's own test scheme (which
-	// every worker runs, over ParamsDir and the store): Filecoin's.
-	Schemes scheme.Set `json:"-"`
+	// FilecoinParams is the directory of Filecoin's parameter files
+	// (default: $FIL_PROOFS_PARAMETER_CACHE, else
+	// /var/tmp/filecoin-proof-parameters); files it lacks are downloaded
+	// from the store's params/filecoin/. Every worker runs both schemes:
+	// c2flow's test scheme (keys in ParamsDir and the store) and Filecoin's.
+	FilecoinParams string
 	// Sim, if set, replaces proving with a simulation (package sim): its
 	// devices and phases run under this process's real workers, queues,
 	// budget and witness table. Only the simulation sets it.
@@ -183,8 +187,11 @@ func newHost(ctx context.Context, store *storage.Store, cfg *Config) (*Host, err
 	if cfg.Sim != nil {
 		phases = cfg.Sim.Phases(cfg.ID)
 	} else {
-		schemes := append(scheme.Set{testscheme.New(params.Cache{Local: params.DirStore{Root: cfg.ParamsDir}, Remote: store},
-			testscheme.WithEarlyG2(cfg.EarlyG2), testscheme.WithLogger(cfg.Log))}, cfg.Schemes...)
+		schemes := scheme.Set{
+			testscheme.New(params.Cache{Local: params.DirStore{Root: cfg.ParamsDir}, Remote: store},
+				testscheme.WithEarlyG2(cfg.EarlyG2), testscheme.WithLogger(cfg.Log)),
+			c2.New(filecoinParams(cfg, store), cfg.Log),
+		}
 		if budgetN, err = budgetFor(ctx, schemes, cfg); err != nil {
 			return nil, err
 		}
@@ -203,6 +210,15 @@ func newHost(ctx context.Context, store *storage.Store, cfg *Config) (*Host, err
 	}
 	h.SetFinalizeSlots(fin)
 	return h, nil
+}
+
+// filecoinParams says where the Filecoin scheme finds its parameters.
+func filecoinParams(cfg *Config, store *storage.Store) c2.Params {
+	p := c2.Params{Dir: cfg.FilecoinParams}
+	if store != nil {
+		p.Remote = store // storage.Store.Open: ErrNotFound matches fs.ErrNotExist
+	}
+	return p
 }
 
 // budgetFor loads the configured profiles' keys (a missing key is a

@@ -103,8 +103,13 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 		StartToCloseTimeout: 10 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10, NonRetryableErrorTypes: []string{job.ErrInvalidProof}},
 	})
+	// The proof validation found, for a sector submitted without one.
+	ref := in.SectorRef
+	if ref.Profile == "" {
+		ref.Profile = v.Profile
+	}
 	var so job.StoreOutput
-	err := workflow.ExecuteActivity(sctx, job.ActStoreC2, job.StoreInput{SectorRef: in.SectorRef, Profile: v.Profile, Proofs: proofs, Partitions: res.Partitions}).Get(ctx, &so)
+	err := workflow.ExecuteActivity(sctx, job.ActStoreC2, job.StoreInput{SectorRef: ref, Proofs: proofs, Partitions: res.Partitions}).Get(ctx, &so)
 	if err != nil {
 		return fail(job.StatusFailed, fmt.Errorf("%s: store C2: %w", in.SectorRef, err))
 	}

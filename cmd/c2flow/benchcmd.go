@@ -120,11 +120,11 @@ func runBenchBatch(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		refs, profiles, err := batch.UploadC1(ctx, store, fs)
+		refs, err := batch.UploadC1(ctx, store, fs, identifyC1(&submitC1Flags{}))
 		if err != nil {
 			return err
 		}
-		if err := batch.EnsureKeys(ctx, store, hc.ParamsDir, profiles); err != nil {
+		if err := batch.EnsureKeys(ctx, store, hc.ParamsDir, batch.TestProfiles(refs)); err != nil {
 			return err
 		}
 		var sampler *rssSampler

@@ -84,7 +84,11 @@ func runDemo(ctx context.Context, args []string) error {
 	fmt.Printf("3. submitting; the worker proves up to %d partitions at once (--partition-workers)\n", hc.PartitionWorkers)
 	tb := time.Now()
 	batchID := fmt.Sprintf("demo-%d", first)
-	res, err := submitAndWait(ctx, st.Client, st.Store, files, hc.ParamsDir, batch.Options{BatchID: batchID}, true)
+	refs, err := batch.UploadC1(ctx, st.Store, files, batch.TestSchemeC1)
+	if err != nil {
+		return err
+	}
+	res, err := submitAndWait(ctx, st.Client, st.Store, refs, hc.ParamsDir, batch.Options{BatchID: batchID}, true)
 	if err != nil {
 		return err
 	}

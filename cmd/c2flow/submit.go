@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,7 +61,9 @@ func runSubmit(ctx context.Context, args []string) error {
 	inFlight := fs.Int("max-in-flight", 8, "sectors proved at once")
 	prio := fs.Int("priority", 0, "1 (most urgent: sectors near their deadline) to 5; default 3")
 	paramsDir := fs.String("params", params.DefaultDir(), "local parameter cache (keys found only here are published to storage)")
-	devSetup := fs.Bool("dev-setup", false, "if storage has no keys for a profile, make them here with a single-party DEVELOPMENT setup (default: refuse and name `c2flow circuit setup`)")
+	devSetup := fs.Bool("dev-setup", false, "if storage has no keys for a profile, make them here with a single-party DEVELOPMENT setup (default: refuse and name `c2flow circuit setup`); for Filecoin 2KiB/8MiB proofs, publish DEVELOPMENT parameters in Filecoin's format")
+	var cf submitC1Flags
+	cf.add(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -84,17 +85,26 @@ func runSubmit(ctx context.Context, args []string) error {
 	if *out != "" && !*wait {
 		return fmt.Errorf("submit: --out needs --wait")
 	}
-	if !*devSetup {
-		if err := requireKeys(ctx, store, *paramsDir, files); err != nil {
+	if cf.sectorID != "" && len(files) > 1 {
+		return fmt.Errorf("submit: --sector-id names one file's sector, %d files given", len(files))
+	}
+	refs, err := batch.UploadC1(ctx, store, files, identifyC1(&cf))
+	if err != nil {
+		return err
+	}
+	if *devSetup {
+		if err := publishFilecoinDevSetup(ctx, store, filecoinDevParamsDir(*paramsDir), filecoinProofs(refs), os.Stderr, log); err != nil {
 			return err
 		}
+	} else if err := requireKeys(ctx, store, *paramsDir, batch.TestProfiles(refs)); err != nil {
+		return err
 	}
 	c, err := tf.Dial(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	res, err := submitAndWait(ctx, c, store, files, *paramsDir, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
+	res, err := submitAndWait(ctx, c, store, refs, *paramsDir, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
 	if err != nil || !*wait {
 		return err
 	}
@@ -106,12 +116,10 @@ func runSubmit(ctx context.Context, args []string) error {
 	return printResult(res)
 }
 
-func submitAndWait(ctx context.Context, c client.Client, st *storage.Store, files []string, paramsDir string, o batch.Options, wait bool) (job.BatchResult, error) {
-	refs, profiles, err := batch.UploadC1(ctx, st, files)
-	if err != nil {
-		return job.BatchResult{}, err
-	}
-	if err := batch.EnsureKeys(ctx, st, paramsDir, profiles); err != nil {
+// submitAndWait submits uploaded sectors (making their test-scheme keys
+// if storage has none) and, with wait, follows the batch to its result.
+func submitAndWait(ctx context.Context, c client.Client, st *storage.Store, refs []job.SectorRef, paramsDir string, o batch.Options, wait bool) (job.BatchResult, error) {
+	if err := batch.EnsureKeys(ctx, st, paramsDir, batch.TestProfiles(refs)); err != nil {
 		return job.BatchResult{}, err
 	}
 	if o.BatchID == "" {
@@ -133,22 +141,8 @@ func submitAndWait(ctx context.Context, c client.Client, st *storage.Store, file
 // requireKeys refuses a submission whose profiles have no keys in storage
 // or the local cache: making them silently would be a development setup
 // nobody asked for.
-func requireKeys(ctx context.Context, store *storage.Store, paramsDir string, files []string) error {
-	seen := map[string]bool{}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		c1, err := porep.DecodeC1(bytes.NewReader(raw))
-		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		p := c1.Profile
-		if seen[p.Name] {
-			continue
-		}
-		seen[p.Name] = true
+func requireKeys(ctx context.Context, store *storage.Store, paramsDir string, profiles []porep.Profile) error {
+	for _, p := range profiles {
 		pc := params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}
 		if _, err := params.LoadExisting(ctx, pc, p, nil); err != nil {
 			if errors.Is(err, params.ErrNotFound) {

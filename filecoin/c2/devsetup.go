@@ -19,14 +19,11 @@ import (
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/params"
 )
 
 // DefaultSetupCache is where development setups' gnark keys are cached by
-// default: <c2flow parameter cache>/filecoin-setups.
-func DefaultSetupCache() r1cs.SetupCache {
-	return r1cs.SetupCache{Dir: filepath.Join(params.DefaultDir(), "filecoin-setups")}
-}
+// default: r1cs.DefaultSetupCache, machine-wide.
+func DefaultSetupCache() r1cs.SetupCache { return r1cs.DefaultSetupCache() }
 
 // devMarkerText is the development marker's content.
 const devMarkerText = `DEVELOPMENT SETUP

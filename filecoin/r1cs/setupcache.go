@@ -28,6 +28,21 @@ type SetupCache struct {
 	Dir string
 }
 
+// DefaultSetupCache is the machine-wide cache of development setups:
+// $C2FLOW_SETUP_CACHE, else <user cache dir>/c2flow/setups. It is keyed by
+// shape digest, not kept under a checkout's parameter cache (C2FLOW_PARAMS),
+// so a fresh clone's tests and demos reuse a setup this machine already
+// made instead of spending a quarter of an hour on it again.
+func DefaultSetupCache() SetupCache {
+	if d := os.Getenv("C2FLOW_SETUP_CACHE"); d != "" {
+		return SetupCache{Dir: d}
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return SetupCache{Dir: filepath.Join(d, "c2flow", "setups")}
+	}
+	return SetupCache{Dir: filepath.Join(os.TempDir(), "c2flow-setups")}
+}
+
 // ErrSetupMismatch is returned (wrapped) when cached keys do not fit the
 // circuit they are cached for.
 var ErrSetupMismatch = errors.New("cached development setup does not fit the circuit")

@@ -29,11 +29,12 @@ func Dir() string {
 	return filepath.Join(os.TempDir(), "c2flow-test-params")
 }
 
-// FilecoinSetups is the test cache of development setups of Filecoin
-// circuits (Dir()/filecoin/<shape digest>/), shared by every package's
-// tests: the 2KiB setup takes over 16 minutes to make.
+// FilecoinSetups is the cache of development setups of Filecoin circuits
+// the tests share: the machine-wide r1cs.DefaultSetupCache, not under
+// Dir(), because the 2KiB setup takes over 16 minutes to make and a fresh
+// clone's tests should find the one this machine already made.
 func FilecoinSetups() r1cs.SetupCache {
-	return r1cs.SetupCache{Dir: filepath.Join(Dir(), "filecoin")}
+	return r1cs.DefaultSetupCache()
 }
 
 // FilecoinDevParams is the test directory of development setups in

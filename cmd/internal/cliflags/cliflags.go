@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/storage"
@@ -248,6 +249,7 @@ func AddHost(fs *flag.FlagSet) (func() (worker.Config, error), error) {
 	fs.BoolVar(&c.EarlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
 	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
 	fs.StringVar(&c.ParamsDir, "params", params.DefaultDir(), "local parameter cache")
+	fs.StringVar(&c.FilecoinParams, "filecoin-params", c2.DefaultDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
 	fs.StringVar(&c.Backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
 	devices := fs.String("devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")

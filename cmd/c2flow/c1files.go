@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// submitC1Flags say whose sectors Filecoin C1 files are: a Filecoin C1
+// does not name its prover, and only a Commit2In wrapper names its sector.
+type submitC1Flags struct {
+	proverID, sectorID string
+}
+
+func (f *submitC1Flags) add(fs *flag.FlagSet) {
+	fs.StringVar(&f.proverID, "prover-id", "", "Filecoin C1s: the prover id (32 bytes hex, the miner's actor id as filecoin-ffi encodes it); default: a sectors.json beside each file (c2flow seal writes one)")
+	fs.StringVar(&f.sectorID, "sector-id", "", "Filecoin C1: the sector id (one file; default: the Commit2In SectorNum, else the N of a file named N.c1.json)")
+}
+
+// identifyC1 is c2flow submit's batch.Identify. A Filecoin C1 (raw
+// SealCommitPhase1Output or the Commit2In wrapper, as lotus, curio and
+// lotus-bench write them) is bound to its prover and sector (flags,
+// Commit2In SectorNum, file name, sectors.json) and verified natively
+// against that identity before it is uploaded; anything else is a C1 of
+// c2flow's test scheme.
+func identifyC1(f *submitC1Flags) batch.Identify {
+	fc := c2.New(c2.Params{}, nil) // decoding only: no parameters are read
+	return func(ctx context.Context, path string, raw []byte) (job.SectorRef, error) {
+		if !filecoinC1Start.Match(raw[:min(len(raw), 64<<10)]) {
+			return batch.TestSchemeC1(ctx, path, raw)
+		}
+		a, err := c1.Decode(bytes.NewReader(raw))
+		if err != nil {
+			return job.SectorRef{}, err
+		}
+		pub, source, err := publicFor(path, a, &c1CheckFlags{proverID: f.proverID, sectorID: f.sectorID})
+		if err != nil {
+			return job.SectorRef{}, fmt.Errorf("public data (%s): %w", source, err)
+		}
+		if pub == nil {
+			return job.SectorRef{}, fmt.Errorf("a %s C1 is proved for one prover's sector: give --prover-id (and --sector-id), or keep the sectors.json that c2flow seal wrote beside it", a.C1.RegisteredProof)
+		}
+		id := scheme.Ident{ProverID: hex.EncodeToString(pub.ProverID[:]), SectorID: pub.SectorID, Proof: a.C1.RegisteredProof.String()}
+		s, err := fc.DecodeSector(raw, id)
+		if err != nil {
+			return job.SectorRef{}, fmt.Errorf("identity (%s): %w", source, err)
+		}
+		if err := s.Verify(ctx); err != nil {
+			return job.SectorRef{}, fmt.Errorf("does not verify natively, not submitted: %w", err)
+		}
+		ref := job.NewSectorRef(pub.ProverID, pub.SectorID, raw)
+		ref.Profile = s.Proof()
+		return ref, nil
+	}
+}
+
+// filecoinProofs returns the Filecoin proofs the sectors declare.
+func filecoinProofs(refs []job.SectorRef) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range refs {
+		if _, err := proofs.ByName(r.Profile); err == nil && !seen[r.Profile] {
+			seen[r.Profile] = true
+			out = append(out, r.Profile)
+		}
+	}
+	return out
+}
+
+// publishFilecoinDevSetup makes a DEVELOPMENT setup of each proof in
+// Filecoin's format (from the machine's setup cache when it has one) in
+// dir and publishes it to storage under c2.RemotePrefix, where workers
+// without the files find it. notes is told what the user waits for.
+func publishFilecoinDevSetup(ctx context.Context, store *storage.Store, dir string, names []string, notes io.Writer, log *slog.Logger) error {
+	for _, name := range names {
+		cache := c2.DefaultSetupCache()
+		cached, err := c2.DevSetupCached(name, cache)
+		if err != nil {
+			return err
+		}
+		what := "from the cached setup in " + cache.Dir
+		if !cached {
+			what = "by groth16.Setup (2KiB: about 16 minutes on 2 cores; cached in " + cache.Dir + " for next time)"
+		}
+		fmt.Fprintf(notes, "   %s: making Filecoin-format DEVELOPMENT parameters (single-party setup, never for real sectors) %s ...", name, what)
+		t := time.Now()
+		files, err := c2.DevSetup(ctx, name, dir, cache, log)
+		if err != nil {
+			fmt.Fprintln(notes)
+			return err
+		}
+		fmt.Fprintf(notes, " done in %v\n", time.Since(t).Round(time.Millisecond))
+		// parameters.json lists every pair of dir: uploaded each time so
+		// that it lists this one too.
+		for _, path := range []string{files.Params, files.VK, filepath.Join(dir, c2.DevMarker), filepath.Join(dir, c2.ParametersJSON)} {
+			key := c2.RemotePrefix + filepath.Base(path)
+			if _, err := store.Head(ctx, key); err == nil && filepath.Base(path) != c2.ParametersJSON {
+				continue
+			} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return fmt.Errorf("publish %s: %w", key, err)
+			}
+			if err := store.UploadFile(ctx, key, path); err != nil {
+				return fmt.Errorf("publish %s: %w", key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// filecoinDevParamsDir is where a submitter's development setups in
+// Filecoin's format are written before they are published.
+func filecoinDevParamsDir(paramsDir string) string {
+	return filepath.Join(paramsDir, "filecoin-dev-params")
+}
+

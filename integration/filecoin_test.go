@@ -1,0 +1,201 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/worker"
+)
+
+const filecoin2KiB = "StackedDrg2KiBV1_1"
+
+// filecoinDevParams returns a directory holding a DEVELOPMENT setup of the
+// 2KiB Filecoin circuit in Filecoin's format, made from the machine's
+// setup cache; the test is skipped when the cache lacks it (making it
+// takes 16.5 minutes; C2FLOW_FILECOIN_SETUP=1 makes it).
+func filecoinDevParams(t *testing.T) string {
+	t.Helper()
+	cache := paramstest.FilecoinSetups()
+	cached, err := c2.DevSetupCached(filecoin2KiB, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cached && os.Getenv("C2FLOW_FILECOIN_SETUP") == "" {
+		t.Skipf("no cached 2KiB Filecoin development setup in %s (making it takes 16.5 minutes on 2 cores; set C2FLOW_FILECOIN_SETUP=1)", cache.Dir)
+	}
+	dir := paramstest.FilecoinDevParams()
+	if _, err := c2.DevSetup(context.Background(), filecoin2KiB, dir, cache, nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var filecoinProver = [32]byte{0x0f, 0xc2}
+
+// putFilecoinC1 seals a 2KiB Filecoin sector (c2flow's test sealer, the
+// C1 exactly as filecoin-ffi's serde writes it) and stores it under its
+// identity; corrupt, if set, changes the C1 before it is encoded.
+func (s *stack) putFilecoinC1(id uint64, corrupt func(*c1.SealCommitPhase1Output)) (job.SectorRef, []byte) {
+	s.t.Helper()
+	sealed, err := seal.Seal(context.Background(), seal.TestParams(proofs.StackedDrg2KiBV1_1, filecoinProver, id))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if corrupt != nil {
+		corrupt(sealed.C1)
+	}
+	raw, err := c1.Marshal(sealed.C1)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ref := job.NewSectorRef(filecoinProver, id, raw)
+	ref.Profile = filecoin2KiB
+	if err := s.store.PutC1(context.Background(), ref.Identity(), raw); err != nil {
+		s.t.Fatal(err)
+	}
+	return ref, raw
+}
+
+// verifyFilecoinStored checks a stored Filecoin C2 as a user's copy would
+// be checked: the bytes read back through the manifest are exactly one
+// 192-byte proof per partition, and every proof verifies under the .vk
+// file, by a scheme instance of its own (not the worker's).
+func (s *stack) verifyFilecoinStored(dir string, ref job.SectorRef, raw []byte) {
+	s.t.Helper()
+	_, proof, err := s.store.GetC2(context.Background(), ref.Identity())
+	if err != nil {
+		s.t.Fatalf("%s: %v", ref, err)
+	}
+	info, _ := proofs.ByName(filecoin2KiB)
+	if len(proof) != 192*info.Partitions {
+		s.t.Fatalf("%s: stored C2 has %d bytes, want %d (192 per partition)", ref, len(proof), 192*info.Partitions)
+	}
+	fc := c2.New(c2.Params{Dir: dir, ShapeDir: filepath.Join(s.t.TempDir(), "shapes")}, nil)
+	sec, err := fc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	circ, err := fc.Circuit(context.Background(), filecoin2KiB)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := circ.VerifyC2(sec, proof); err != nil {
+		s.t.Fatalf("%s: stored C2 does not verify under %s: %v", ref, dir, err)
+	}
+	flipped := append([]byte(nil), proof...)
+	flipped[100] ^= 1
+	if circ.VerifyC2(sec, flipped) == nil {
+		s.t.Fatalf("%s: a flipped byte verifies", ref)
+	}
+}
+
+// One batch mixing c2flow's test scheme and Filecoin's 2KiB StackedDrg,
+// with one corrupt Filecoin C1: the corrupt sector fails alone with its
+// named BadC1, every other sector is proved, and each stored Filecoin C2
+// is Filecoin's 192-byte proofs verifying under the .vk. The workers
+// download the parameters from S3 (params/filecoin/), as a fleet's do.
+func TestFilecoinAndTestSchemeInOneBatch(t *testing.T) {
+	dir := filecoinDevParams(t)
+	s := newStack(t, "2KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	for _, f := range []string{c2.ParametersJSON, c2.DevMarker} {
+		if err := s.store.UploadFile(ctx, c2.RemotePrefix+f, filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".params") || strings.HasSuffix(e.Name(), ".vk") {
+			if err := s.store.UploadFile(ctx, c2.RemotePrefix+e.Name(), filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w := s.startWorker("w", worker.Config{PartitionWorkers: 2, FilecoinParams: t.TempDir()})
+
+	goodRef, goodRaw := s.putFilecoinC1(41, nil)
+	badRef, _ := s.putFilecoinC1(42, func(c *c1.SealCommitPhase1Output) {
+		c.CommR[5] ^= 1 // still a field element: the JSON decodes, the proofs do not match it
+	})
+	tests := []*porep.C1{poreptest.Sector(t, "2KiB", 43).C1(), poreptest.Sector(t, "2KiB", 44).C1()}
+	refs := []job.SectorRef{goodRef, badRef, s.putC1(tests[0]), s.putC1(tests[1])}
+	res := s.run(ctx, batch.Options{BatchID: "mixed", Timeouts: faultTimeouts}, refs)
+	by := map[uint64]job.SectorResult{}
+	for _, r := range res.Sectors {
+		by[r.SectorID] = r
+	}
+	if r := by[42]; r.Status != job.StatusFailed || !strings.Contains(r.Error, "BadC1") || !strings.Contains(r.Error, "comm_r") {
+		t.Errorf("corrupt Filecoin C1: %s %q, want BadC1 naming comm_r", r.Status, r.Error)
+	}
+	for _, id := range []uint64{41, 43, 44} {
+		if r := by[id]; r.Status != job.StatusProved {
+			t.Fatalf("sector %d: %s %s", id, r.Status, r.Error)
+		}
+	}
+	s.verifyFilecoinStored(dir, goodRef, goodRaw)
+	for _, c := range tests {
+		if err := s.verifyStored(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := w.readStats()
+	t.Logf("mixed batch: %+v", st.Host)
+	if st.Host.BadC1 != 1 || st.Host.Invalid != 0 {
+		t.Errorf("host counted %d bad C1s, %d invalid proofs; want 1 and 0", st.Host.BadC1, st.Host.Invalid)
+	}
+}
+
+// kill -9 of a worker during a Filecoin partition's device phase: the
+// partition is synthesized again on a second worker and the sector's
+// Filecoin C2 is stored and verifies; nothing else is redone.
+func TestKillWorkerInFilecoinDevicePhase(t *testing.T) {
+	dir := filecoinDevParams(t)
+	s := newStack(t, "2KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	pauseFile := filepath.Join(t.TempDir(), "paused")
+	a := s.startWorker("a", worker.Config{PartitionWorkers: 1, FilecoinParams: dir, Hooks: &worker.Hooks{PauseAt: "device", PauseFile: pauseFile}})
+	ref, raw := s.putFilecoinC1(51, nil)
+	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: "kill-filecoin", Timeouts: faultTimeouts}); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, pauseFile, 5*time.Minute)
+	b := s.startWorker("b", worker.Config{PartitionWorkers: 1, FilecoinParams: dir})
+	a.kill()
+	res, err := batch.Wait(ctx, s.client, "kill-filecoin", time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Sectors[0]
+	if r.Status != job.StatusProved {
+		t.Fatalf("after kill -9 in a Filecoin device phase: %s %s", r.Status, r.Error)
+	}
+	s.verifyFilecoinStored(dir, ref, raw)
+	if n := redone(r); n != 1 {
+		t.Errorf("%d partitions synthesized again, want the 1 the dead host held", n)
+	}
+	if p := r.Partitions[0]; p.HostLosses != 1 || p.Failures != 0 || p.Host != "b" {
+		t.Errorf("partition: host losses %d, failures %d, proved on %q; want 1, 0, b", p.HostLosses, p.Failures, p.Host)
+	}
+	if err := b.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
