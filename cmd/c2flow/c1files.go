@@ -127,4 +127,3 @@ func publishFilecoinDevSetup(ctx context.Context, store *storage.Store, dir stri
 func filecoinDevParamsDir(paramsDir string) string {
 	return filepath.Join(paramsDir, "filecoin-dev-params")
 }
-
