@@ -27,8 +27,12 @@ func runDemo(ctx context.Context, args []string) error {
 	profile := fs.String("profile", "32KiB", "profile of the demo sectors")
 	sectors := fs.Int("sectors", 2, "sectors in the demo batch")
 	direct := fs.Bool("direct", false, "also prove the sectors in direct mode (no Temporal) and compare s/proof")
+	proof := fs.String("proof", "", "prove Filecoin sectors of this seal proof (StackedDrg2KiBV1_1, ...) instead of a --profile of the test scheme, with DEVELOPMENT parameters in Filecoin's format")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *proof != "" {
+		return runFilecoinDemo(ctx, &d, *proof, *sectors)
 	}
 	p, err := porep.LookupProfile(*profile)
 	if err != nil {

@@ -39,6 +39,9 @@ type devFlags struct {
 	hostCfg  func() (worker.Config, error)
 	logFlags cliflags.Log
 	tls      func() (*devstack.TLS, error) // the frontend's mTLS (tlsflags.go); nil: plaintext
+	// filecoinParams overrides the worker's --filecoin-params (the
+	// Filecoin demo's worker starts with an empty directory).
+	filecoinParams string
 }
 
 // stackDefaults are the defaults of the stack's flags. `c2flow dev` serves
@@ -130,6 +133,9 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 	}
 	hc.Profiles = profiles
 	hc.Log = logs.log
+	if d.filecoinParams != "" {
+		hc.FilecoinParams = d.filecoinParams
+	}
 	o := stack.Options{Dir: d.dir, S3Listen: d.s3Addr, S3Verbose: d.logFlags.Debug(), Log: logs.log,
 		Temporal: devstack.Options{Port: d.port, Log: logs.server, LogLevel: "warn"}}
 	if logs.server == nil {

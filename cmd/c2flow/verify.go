@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // runVerify checks a C2 proof file against the public inputs of its C1,
@@ -19,11 +22,17 @@ func runVerify(ctx context.Context, args []string) error {
 	c1Path := fs.String("c1", "", "the sector's C1 file")
 	proofPath := fs.String("proof", "", "the C2 proof file (as `submit --out` writes it)")
 	dir := fs.String("params", params.DefaultDir(), "local parameter cache holding the profile's keys")
+	fcDir := fs.String("filecoin-params", c2.DefaultDir(), "Filecoin C1: Filecoin's parameter directory (the proof's .vk and parameters.json)")
+	var cf submitC1Flags
+	cf.add(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *c1Path == "" || *proofPath == "" {
 		return fmt.Errorf("verify: --c1 and --proof are required")
+	}
+	if looksFilecoin(*c1Path) {
+		return verifyFilecoin(ctx, *c1Path, *proofPath, *fcDir, &cf)
 	}
 	c1, err := readC1(*c1Path)
 	if err != nil {
@@ -45,6 +54,42 @@ func runVerify(ctx context.Context, args []string) error {
 		return fmt.Errorf("verify: %s does not prove %s: %w", *proofPath, *c1Path, err)
 	}
 	fmt.Printf("%s: ok: %d partition proofs verify for sector %d (%s, vk %s)\n", *proofPath, len(c2.Proofs), c1.SectorID, c1.Profile.Name, keys.VKSHA256[:16])
+	return nil
+}
+
+// verifyFilecoin checks a Filecoin C2 (the concatenated 192-byte
+// partition proofs, as SealCommitPhase2 returns them) against its C1's
+// public inputs for the sector's identity, under the proof's .vk of dir.
+func verifyFilecoin(ctx context.Context, c1Path, proofPath, dir string, cf *submitC1Flags) error {
+	raw, err := os.ReadFile(c1Path)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	ref, err := identifyC1(cf)(ctx, c1Path, raw)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", c1Path, err)
+	}
+	proof, err := os.ReadFile(proofPath)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	fc := c2.New(c2.Params{Dir: dir}, nil)
+	s, err := fc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", c1Path, err)
+	}
+	circ, err := fc.Load(ctx, ref.Profile)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if err := circ.VerifyC2(s, proof); err != nil {
+		return fmt.Errorf("verify: %s does not prove %s: %w", proofPath, c1Path, err)
+	}
+	dev := ""
+	if circ.Dev() {
+		dev = " (DEVELOPMENT SETUP)"
+	}
+	fmt.Printf("%s: ok: %d partition proofs verify for %s (%s, %s%s)\n", proofPath, s.Partitions(), ref, ref.Profile, filepath.Base(circ.Files().VK), dev)
 	return nil
 }
 
