@@ -47,6 +47,7 @@ type devFlags struct {
 	tf       cliflags.Temporal
 	hostCfg  func() (host.Config, error)
 	logFlags cliflags.Log
+	ui       string // Temporal Web UI address; empty: none (only `c2flow dev` serves it)
 }
 
 // stackDefaults are the defaults of the stack's flags. `c2flow dev` serves
@@ -181,7 +182,7 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 		s.stop()
 		return nil, err
 	}
-	to := devstack.Options{DBFile: filepath.Join(dir, "temporal.db"), Port: d.port, Log: logs.server, LogLevel: "warn"}
+	to := devstack.Options{DBFile: filepath.Join(dir, "temporal.db"), Port: d.port, Log: logs.server, LogLevel: "warn", UI: d.ui}
 	if logs.server == nil {
 		to.LogLevel = "info" // --log-level debug: the server's log on the terminal
 	}
@@ -284,6 +285,7 @@ func runDev(ctx context.Context, args []string) error {
 	if err := d.add(fs, stackDefaults{dir: ".c2flow/dev", port: 7233, s3Addr: "127.0.0.1:9000"}); err != nil {
 		return err
 	}
+	fs.StringVar(&d.ui, "ui", "127.0.0.1:8233", "Temporal Web UI address (empty: no UI)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -302,6 +304,9 @@ func runDev(ctx context.Context, args []string) error {
 	fmt.Printf("c2flow dev stack up (Ctrl-C to stop)\n  temporal  %s (namespace %s, SQLite in %s)\n", s.temporal.Addr(), s.temporal.Namespace(), shown)
 	if s.s3Addr != "" {
 		fmt.Printf("  s3        http://%s bucket %s (access key c2flow-dev, secret c2flow-dev-secret)\n", s.s3Addr, s.store.Config().Bucket)
+	}
+	if s.temporal.UIAddr() != "" {
+		fmt.Printf("  web UI    http://%s\n", s.temporal.UIAddr())
 	}
 	fmt.Printf("  worker    %s\n", s.worker.ID())
 	fmt.Printf("  logs      %s (timing lines: c2flow bench stats %s)%s\n", relTo(shown, logs.path), relTo(shown, logs.path), serverLogNote(shown, logs))

@@ -1,0 +1,116 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/devstack"
+	"github.com/c2flow/c2flow/devstack/pgtest"
+	"github.com/c2flow/c2flow/host"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/porep/poreptest"
+)
+
+// usePostgres points the stack at a Temporal server on PostgreSQL (the
+// database of pgURL, four history shards) instead of its SQLite one.
+// The server's log goes to a file, shown if the test fails: while
+// PostgreSQL is down it logs every failed write with its stack.
+func (s *stack) usePostgres(pgURL string) {
+	s.t.Helper()
+	logPath := filepath.Join(s.t.TempDir(), "temporal.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() {
+		logFile.Close()
+		if s.t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			s.t.Logf("temporal server log:\n%s", b)
+		}
+	})
+	srv, err := devstack.Start(devstack.Options{Postgres: pgURL, HistoryShards: 4, Log: logFile})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(srv.Stop)
+	c, err := client.Dial(client.Options{HostPort: srv.Addr(), Logger: quietSDKLogger()})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(c.Close)
+	s.temporal, s.client = srv, c
+}
+
+// The production shape: Temporal on PostgreSQL with four history shards, a
+// worker process proving a batch, every C2 stored and verified.
+func TestPostgresBatch(t *testing.T) {
+	pg := pgtest.URL(t, pgtest.Base(t))
+	s := newStack(t, "2KiB")
+	s.usePostgres(pg)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	w := s.startWorker("w", host.Config{PartitionWorkers: 2})
+	var c1s []*porep.C1
+	var refs []job.SectorRef
+	for id := uint64(901); id <= 904; id++ {
+		c1s = append(c1s, poreptest.Sector(t, "2KiB", id).C1())
+		refs = append(refs, s.putC1(c1s[len(c1s)-1]))
+	}
+	res := s.run(ctx, batch.Options{BatchID: "pg"}, refs)
+	s.expectProved(res, c1s)
+	if err := w.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// PostgreSQL is restarted (pg_ctl stop -m fast, down a few seconds, start)
+// while a batch is proving: Temporal rides it out and the batch completes.
+func TestPostgresRestartMidBatch(t *testing.T) {
+	cluster := pgtest.Start(t) // the test's own cluster: its restart disturbs no other test
+	s := newStack(t, "2KiB")
+	s.usePostgres(pgtest.URL(t, cluster.Base))
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	w := s.startWorker("w", host.Config{PartitionWorkers: 1})
+	var c1s []*porep.C1
+	var refs []job.SectorRef
+	for id := uint64(911); id <= 916; id++ {
+		c1s = append(c1s, poreptest.Sector(t, "2KiB", id).C1())
+		refs = append(refs, s.putC1(c1s[len(c1s)-1]))
+	}
+	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "pg-restart", Timeouts: faultTimeouts}); err != nil {
+		t.Fatal(err)
+	}
+	w.waitStats(2*time.Minute, func(st host.Stats) bool { return st.Host.DevicePhases >= 1 })
+	cluster.Restart(3 * time.Second)
+	// Stats are written as phases end: read now, they are no later than
+	// the restart.
+	if done, total := w.readStats().Host.DevicePhases, len(c1s)*s.keys.Profile.Partitions; done >= total {
+		t.Fatalf("all %d partitions proved before PostgreSQL was back: the restart was not mid-batch", total)
+	}
+	t.Log("postgres restarted mid-batch")
+	var res job.BatchResult
+	var err error
+	for {
+		res, err = batch.Wait(ctx, s.client, "pg-restart", time.Second, nil)
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Second) // the server reconnects to the database
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.expectProved(res, c1s)
+	if err := w.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
