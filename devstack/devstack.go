@@ -204,16 +204,16 @@ func start(o Options) (*Server, error) {
 		ui.stop()
 		return nil, fmt.Errorf("temporal server start: %w", err)
 	}
-	if ui != nil {
-		err := waitListening(hostport(o.Port), 30*time.Second)
-		if err == nil {
-			err = ui.start()
-		}
-		if err != nil {
-			ui.stop()
-			srv.Stop()
-			return nil, err
-		}
+	// Start's contract is a frontend that accepts connections; the UI,
+	// made next, dials it at once and backs off for seconds if refused.
+	if err := waitListening(hostport(o.Port), time.Minute); err != nil {
+		srv.Stop()
+		return nil, fmt.Errorf("temporal frontend: %w", err)
+	}
+	if err := ui.start(); err != nil {
+		ui.stop()
+		srv.Stop()
+		return nil, err
 	}
 	quiet := level.Level() > zap.InfoLevel
 	return &Server{srv: srv, ui: ui, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet}, nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/c2flow/c2flow/batch"
@@ -36,7 +37,7 @@ func (s *stack) usePostgres(pgURL string) {
 			s.t.Logf("temporal server log:\n%s", b)
 		}
 	})
-	srv, err := devstack.Start(devstack.Options{Postgres: pgURL, HistoryShards: 4, Log: logFile})
+	srv, err := devstack.Start(devstack.Options{Postgres: pgURL, HistoryShards: 4, Log: logFile, LogLevel: "warn"})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -49,6 +50,17 @@ func (s *stack) usePostgres(pgURL string) {
 	s.temporal, s.client = srv, c
 }
 
+// put2KiB puts the C1s of 2KiB test sectors first..last in the store.
+func (s *stack) put2KiB(first, last uint64) ([]*porep.C1, []job.SectorRef) {
+	var c1s []*porep.C1
+	var refs []job.SectorRef
+	for id := first; id <= last; id++ {
+		c1s = append(c1s, poreptest.Sector(s.t, "2KiB", id).C1())
+		refs = append(refs, s.putC1(c1s[len(c1s)-1]))
+	}
+	return c1s, refs
+}
+
 // The production shape: Temporal on PostgreSQL with four history shards, a
 // worker process proving a batch, every C2 stored and verified.
 func TestPostgresBatch(t *testing.T) {
@@ -58,12 +70,7 @@ func TestPostgresBatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	w := s.startWorker("w", host.Config{PartitionWorkers: 2})
-	var c1s []*porep.C1
-	var refs []job.SectorRef
-	for id := uint64(901); id <= 904; id++ {
-		c1s = append(c1s, poreptest.Sector(t, "2KiB", id).C1())
-		refs = append(refs, s.putC1(c1s[len(c1s)-1]))
-	}
+	c1s, refs := s.put2KiB(901, 904)
 	res := s.run(ctx, batch.Options{BatchID: "pg"}, refs)
 	s.expectProved(res, c1s)
 	if err := w.stop(); err != nil {
@@ -77,15 +84,10 @@ func TestPostgresRestartMidBatch(t *testing.T) {
 	cluster := pgtest.Start(t) // the test's own cluster: its restart disturbs no other test
 	s := newStack(t, "2KiB")
 	s.usePostgres(pgtest.URL(t, cluster.Base))
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	w := s.startWorker("w", host.Config{PartitionWorkers: 1})
-	var c1s []*porep.C1
-	var refs []job.SectorRef
-	for id := uint64(911); id <= 916; id++ {
-		c1s = append(c1s, poreptest.Sector(t, "2KiB", id).C1())
-		refs = append(refs, s.putC1(c1s[len(c1s)-1]))
-	}
+	c1s, refs := s.put2KiB(911, 916)
 	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "pg-restart", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +109,35 @@ func TestPostgresRestartMidBatch(t *testing.T) {
 		time.Sleep(time.Second) // the server reconnects to the database
 	}
 	if err != nil {
+		s.logOpenWorkflows()
 		t.Fatal(err)
 	}
 	s.expectProved(res, c1s)
 	if err := w.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// logOpenWorkflows logs what each open workflow waits for: its pending
+// workflow task and activities (a stuck batch's diagnosis).
+func (s *stack) logOpenWorkflows() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := s.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "ExecutionStatus = 'Running'"})
+	if err != nil {
+		s.t.Logf("list open workflows: %v", err)
+		return
+	}
+	for _, e := range list.Executions {
+		d, err := s.client.DescribeWorkflowExecution(ctx, e.Execution.WorkflowId, e.Execution.RunId)
+		if err != nil {
+			s.t.Logf("%s: %v", e.Execution.WorkflowId, err)
+			continue
+		}
+		s.t.Logf("open %s (history %d events), pending workflow task %v", e.Execution.WorkflowId, d.WorkflowExecutionInfo.HistoryLength, d.PendingWorkflowTask)
+		for _, a := range d.PendingActivities {
+			s.t.Logf("  activity %s %s attempt %d scheduled %v last started %v heartbeat %v last failure %v",
+				a.ActivityType.GetName(), a.State, a.Attempt, a.ScheduledTime.AsTime(), a.LastStartedTime.AsTime(), a.LastHeartbeatTime.AsTime(), a.LastFailure.GetMessage())
+		}
 	}
 }

@@ -41,7 +41,17 @@ type Config struct {
 	// QueuePartitions of the embedded server's task queues (0: 1; 4 is
 	// Temporal's default, where matching is not first-come).
 	QueuePartitions int
-	Log             *slog.Logger
+	// Postgres, if set, persists the run's server to this PostgreSQL
+	// database (devstack.Options.Postgres) instead of a SQLite file in
+	// Dir; a fresh database: the batch's ID is fixed.
+	Postgres string
+	// HistoryShards of the run's server (0: 1).
+	HistoryShards int
+	// Temporal, if set, is the frontend of a server already running (its
+	// namespace "default"): none is started, and the server's own CPU and
+	// memory can be measured apart from the simulated hosts.
+	Temporal string
+	Log      *slog.Logger
 	// Progress, if set, is called every few seconds while the batch runs.
 	Progress func(done, total int)
 }
@@ -90,7 +100,8 @@ func (s *simulator) Host(id string, b *activities.Budget, slots *gpu.Slots, log 
 	return h
 }
 
-// Run starts an embedded Temporal server (one history shard, SQLite),
+// Run starts an embedded Temporal server (one history shard, SQLite, unless
+// Config says otherwise),
 // Workers worker hosts in this process and a batch of Sectors simulated
 // sectors through the real BatchWorkflow, and reports what the scheduler
 // did.
@@ -101,17 +112,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	db := filepath.Join(cfg.Dir, "temporal.db")
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		os.Remove(db + suffix)
+	addr, ns := cfg.Temporal, "default"
+	if addr == "" {
+		db := filepath.Join(cfg.Dir, "temporal.db")
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(db + suffix)
+		}
+		srv, err := devstack.Start(devstack.Options{DBFile: db, QueuePartitions: cfg.QueuePartitions,
+			Postgres: cfg.Postgres, HistoryShards: cfg.HistoryShards})
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Stop()
+		addr, ns = srv.Addr(), srv.Namespace()
 	}
-	srv, err := devstack.Start(devstack.Options{DBFile: db, QueuePartitions: cfg.QueuePartitions})
-	if err != nil {
-		return nil, err
-	}
-	defer srv.Stop()
 	dial := func() (client.Client, error) {
-		return client.DialContext(ctx, client.Options{HostPort: srv.Addr(), Namespace: srv.Namespace(), Logger: tlog.NewStructuredLogger(cfg.Log)})
+		return client.DialContext(ctx, client.Options{HostPort: addr, Namespace: ns, Logger: tlog.NewStructuredLogger(cfg.Log)})
 	}
 	sim := &simulator{cfg: &cfg, rec: NewRecorder()}
 	wctx, stopWorkers := context.WithCancel(ctx)
