@@ -1,9 +1,12 @@
-// Package devstack runs an embedded Temporal server in this process: one
-// SQLite file (journal_mode=wal), one history shard, frontend, history,
-// matching and worker services, the namespace created through the SQLite
-// schema tool. It follows the Temporal CLI's dev server. It is the only
-// package that imports go.temporal.io/server, so other packages' tests do
-// not link the server.
+// Package devstack runs an embedded Temporal server in this process:
+// frontend, history, matching and worker services over one SQLite file
+// (journal_mode=wal, one history shard: the development default) or over
+// PostgreSQL (the production shape: any number of history shards, the
+// schema created and upgraded by Temporal's own SQL schema tool), the
+// namespace registered before the services start, and optionally the
+// Temporal Web UI. It follows the Temporal CLI's dev server. It is the
+// only package that imports go.temporal.io/server, so other packages'
+// tests do not link the server.
 package devstack
 
 import (
@@ -52,11 +55,25 @@ type Options struct {
 	QueuePartitions int
 	// TLS, if set, makes the frontend serve mutual TLS (see TLS).
 	TLS *TLS
+	// Postgres, if set, is the PostgreSQL database the server persists to
+	// instead of SQLite (DBFile is then ignored):
+	// postgres://USER[:PASSWORD]@HOST:PORT/DBNAME[?sslmode=...]. DBNAME
+	// and its visibility database DBNAME_visibility are created if
+	// missing and their schemas set up or upgraded to this server's
+	// version. A password not in the URL is taken from PGPASSWORD.
+	Postgres string
+	// HistoryShards is the number of history shards (0: 1). Temporal fixes
+	// it when a database is first used: a later start with another number
+	// fails.
+	HistoryShards int
+	// UI, if set, is the host:port the Temporal Web UI serves on.
+	UI string
 }
 
 // Server is a running embedded Temporal server.
 type Server struct {
 	srv   temporal.Server
+	ui    *uiServer
 	addr  string
 	ns    string
 	level zap.AtomicLevel
@@ -98,9 +115,33 @@ func start(o Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	sqlConf, err := sqlConfig(o)
-	if err != nil {
-		return nil, err
+	level := zap.NewAtomicLevelAt(log.ParseZapLevel(o.LogLevel))
+	logger := log.NewZapLogger(newZapLogger(o.Log, level))
+	shards := max(1, o.HistoryShards)
+	stores := map[string]config.DataStore{}
+	if o.Postgres != "" {
+		main, vis, err := postgresConfig(o.Postgres)
+		if err != nil {
+			return nil, err
+		}
+		if err := setupPostgres(main, vis, o.Namespace, logger); err != nil {
+			return nil, err
+		}
+		stores["postgres-default"], stores["postgres-visibility"] = config.DataStore{SQL: main}, config.DataStore{SQL: vis}
+	} else {
+		sqlConf, err := sqlConfig(o)
+		if err != nil {
+			return nil, err
+		}
+		stores["sqlite-default"] = config.DataStore{SQL: sqlConf}
+	}
+	var ui *uiServer
+	if o.UI != "" {
+		// Bound before the server starts: a taken port is an error here,
+		// not an exit of the process inside the UI server.
+		if ui, err = newUIServer(o.UI, net.JoinHostPort(o.IP, strconv.Itoa(o.Port)), o.Namespace); err != nil {
+			return nil, err
+		}
 	}
 	hostport := func(p int) string { return net.JoinHostPort(o.IP, strconv.Itoa(p)) }
 	svc := func(grpc, http int) config.Service {
@@ -112,14 +153,16 @@ func start(o Options) (*Server, error) {
 	var conf config.Config
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
 	conf.Global.Membership.BroadcastAddress = o.IP
-	conf.Persistence.DefaultStore = "sqlite-default"
-	conf.Persistence.VisibilityStore = "sqlite-default"
-	conf.Persistence.NumHistoryShards = 1
-	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite-default": {SQL: sqlConf}}
+	conf.Persistence.DefaultStore, conf.Persistence.VisibilityStore = "sqlite-default", "sqlite-default"
+	if o.Postgres != "" {
+		conf.Persistence.DefaultStore, conf.Persistence.VisibilityStore = "postgres-default", "postgres-visibility"
+	}
+	conf.Persistence.NumHistoryShards = int32(shards)
+	conf.Persistence.DataStores = stores
 	conf.ClusterMetadata = &cluster.Config{
 		FailoverVersionIncrement: 10, MasterClusterName: clusterName, CurrentClusterName: clusterName,
 		ClusterInformation: map[string]cluster.ClusterInformation{clusterName: {
-			Enabled: true, InitialFailoverVersion: 1, ClusterID: "c2flow-dev",
+			Enabled: true, InitialFailoverVersion: 1, // ClusterID empty: Temporal makes a UUID at the first start
 			RPCAddress: hostport(o.Port), HTTPAddress: hostport(ports[0]),
 		}},
 	}
@@ -143,8 +186,6 @@ func start(o Options) (*Server, error) {
 		conf.Global.TLS = st.root
 	}
 
-	level := zap.NewAtomicLevelAt(log.ParseZapLevel(o.LogLevel))
-	logger := log.NewZapLogger(newZapLogger(o.Log, level))
 	dyn := dynamicconfig.StaticClient{
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
@@ -167,13 +208,26 @@ func start(o Options) (*Server, error) {
 		temporal.WithDynamicConfigClient(dyn),
 	)
 	if err != nil {
+		ui.stop()
 		return nil, fmt.Errorf("temporal server: %w", err)
 	}
 	if err := srv.Start(); err != nil {
+		ui.stop()
 		return nil, fmt.Errorf("temporal server start: %w", err)
 	}
+	// Start's contract is a frontend that accepts connections; the UI,
+	// made next, dials it at once and backs off for seconds if refused.
+	if err := waitListening(hostport(o.Port), time.Minute); err != nil {
+		srv.Stop()
+		return nil, fmt.Errorf("temporal frontend: %w", err)
+	}
+	if err := ui.start(); err != nil {
+		ui.stop()
+		srv.Stop()
+		return nil, err
+	}
 	quiet := level.Level() > zap.InfoLevel
-	s := &Server{srv: srv, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet}
+	s := &Server{srv: srv, ui: ui, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet}
 	if st != nil {
 		s.tls = st.client
 	}
@@ -238,7 +292,16 @@ func (s *Server) Stop() {
 	if s.quiet {
 		s.level.SetLevel(zap.FatalLevel)
 	}
+	s.ui.stop()
 	s.srv.Stop()
+}
+
+// UIAddr is the Web UI's host:port; empty without Options.UI.
+func (s *Server) UIAddr() string {
+	if s.ui == nil {
+		return ""
+	}
+	return s.ui.addr
 }
 
 func freePort(ip string) (int, error) {

@@ -36,7 +36,17 @@ type Config struct {
 	// QueuePartitions of the embedded server's task queues (0: 1; 4 is
 	// Temporal's default, where matching is not first-come).
 	QueuePartitions int
-	Log             *slog.Logger
+	// Postgres, if set, persists the run's server to this PostgreSQL
+	// database (devstack.Options.Postgres) instead of a SQLite file in
+	// Dir; a fresh database: the batch's ID is fixed.
+	Postgres string
+	// HistoryShards of the run's server (0: 1).
+	HistoryShards int
+	// Temporal, if set, is the frontend of a server already running (its
+	// namespace "default"): none is started, and the server's own CPU and
+	// memory can be measured apart from the simulated hosts.
+	Temporal string
+	Log      *slog.Logger
 	// Progress, if set, is called every few seconds while the batch runs.
 	Progress func(done, total int)
 }
@@ -76,7 +86,8 @@ func (s *simulator) Slots(id string) (*gpu.Slots, error) { return Slots(id, s.cf
 
 func (s *simulator) Phases(id string) worker.Phases { return NewPhases(id, s.cfg.Model, s.rec) }
 
-// Run starts an embedded Temporal server (one history shard, SQLite),
+// Run starts an embedded Temporal server (one history shard, SQLite, unless
+// Config says otherwise),
 // Workers worker hosts in this process and a batch of Sectors simulated
 // sectors through the real BatchWorkflow, and reports what the scheduler
 // did.
@@ -87,8 +98,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	st, err := stack.Start(ctx, stack.Options{Dir: cfg.Dir, FreshDB: true, NoS3: true, Log: cfg.Log,
-		Temporal: devstack.Options{QueuePartitions: cfg.QueuePartitions}})
+	st, err := stack.Start(ctx, stack.Options{Dir: cfg.Dir, FreshDB: true, NoS3: true, Log: cfg.Log, TemporalAddr: cfg.Temporal,
+		Temporal: devstack.Options{QueuePartitions: cfg.QueuePartitions, Postgres: cfg.Postgres, HistoryShards: cfg.HistoryShards}})
 	if err != nil {
 		return nil, err
 	}

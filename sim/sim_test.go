@@ -26,15 +26,14 @@ func TestFromLog(t *testing.T) {
 	}
 }
 
-// A small fleet on the real embedded Temporal: every sector completes,
-// no host exceeds its budget, and the report's numbers are consistent.
-func TestRunSmallFleet(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Temporal server")
-	}
+// runSmallFleet runs 2 hosts x 2 devices, 6 sectors of 3 partitions, budget
+// 3, on the server of cfg's Postgres and HistoryShards, and checks that every
+// sector completes and no host exceeds its budget.
+func runSmallFleet(t *testing.T, cfg Config) *Report {
+	t.Helper()
 	m := DefaultModel()
 	m.Partitions, m.Scale = 3, 0.05 // ~110 ms device phases
-	cfg := Config{Workers: 2, DevicesPerWorker: 2, Sectors: 6, Budget: 3, Model: m, Dir: t.TempDir()}
+	cfg.Workers, cfg.DevicesPerWorker, cfg.Sectors, cfg.Budget, cfg.Model, cfg.Dir = 2, 2, 6, 3, m, t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r, err := Run(ctx, cfg)
@@ -52,6 +51,16 @@ func TestRunSmallFleet(t *testing.T) {
 	if r.MaxInFlightSeen < 1 || r.MaxInFlightSeen > cfg.Budget {
 		t.Fatalf("max in flight %d, budget %d", r.MaxInFlightSeen, cfg.Budget)
 	}
+	return r
+}
+
+// A small fleet on the real embedded Temporal: every sector completes,
+// no host exceeds its budget, and the report's numbers are consistent.
+func TestRunSmallFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	r := runSmallFleet(t, Config{})
 	if r.Devices != 4 || r.IdealRate <= 0 || r.Rate <= 0 || r.DeviceBusy <= 0 || r.DeviceBusy > 1 {
 		t.Fatalf("devices %d, ideal %v, rate %v, busy %v", r.Devices, r.IdealRate, r.Rate, r.DeviceBusy)
 	}

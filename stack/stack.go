@@ -8,6 +8,7 @@ package stack
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,6 +44,9 @@ type Options struct {
 	// Temporal configures the embedded server; DBFile defaults to
 	// Dir/temporal.db.
 	Temporal devstack.Options
+	// TemporalAddr, if set, is a running Temporal frontend (namespace
+	// "default") used instead of an embedded server.
+	TemporalAddr string
 	// S3 is the storage: S3.Endpoint empty runs the embedded server on
 	// S3Listen (port 0: a free port) with S3's bucket. NoS3 runs none.
 	S3       storage.Config
@@ -61,6 +65,8 @@ type Stack struct {
 	Store    *storage.Store // nil with NoS3
 	S3Addr   string         // the embedded S3 server's address; empty otherwise
 	log      *slog.Logger
+	addr, ns string      // the frontend clients dial
+	tls      *tls.Config // nil unless the embedded frontend serves mTLS
 
 	s3cancel context.CancelFunc
 	s3done   chan error
@@ -104,9 +110,14 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 			os.Remove(to.DBFile + suffix)
 		}
 	}
-	if s.Temporal, err = devstack.Start(to); err != nil {
-		s.Stop()
-		return nil, err
+	if o.TemporalAddr != "" {
+		s.addr, s.ns = o.TemporalAddr, "default"
+	} else {
+		if s.Temporal, err = devstack.Start(to); err != nil {
+			s.Stop()
+			return nil, err
+		}
+		s.addr, s.ns, s.tls = s.Temporal.Addr(), s.Temporal.Namespace(), s.Temporal.ClientTLS()
 	}
 	if s.Client, err = s.Dial(ctx); err != nil {
 		s.Stop()
@@ -156,11 +167,11 @@ func (s *Stack) startS3(ctx context.Context, dir string, o Options) error {
 // through the stack's log at warn); with Temporal.TLS, it is the server's
 // own in-process client identity (devstack.Server.ClientTLS).
 func (s *Stack) Dial(ctx context.Context) (client.Client, error) {
-	c, err := client.DialContext(ctx, client.Options{HostPort: s.Temporal.Addr(), Namespace: s.Temporal.Namespace(),
+	c, err := client.DialContext(ctx, client.Options{HostPort: s.addr, Namespace: s.ns,
 		Logger:            tlog.NewStructuredLogger(slog.New(warnOnly{s.log.Handler()})),
-		ConnectionOptions: client.ConnectionOptions{TLS: s.Temporal.ClientTLS()}}) // nil unless the frontend serves mTLS
+		ConnectionOptions: client.ConnectionOptions{TLS: s.tls}}) // nil unless the frontend serves mTLS
 	if err != nil {
-		return nil, fmt.Errorf("temporal at %s: %w", s.Temporal.Addr(), err)
+		return nil, fmt.Errorf("temporal at %s: %w", s.addr, err)
 	}
 	return c, nil
 }

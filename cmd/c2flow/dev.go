@@ -42,6 +42,7 @@ type devFlags struct {
 	// filecoinParams overrides the worker's --filecoin-params (the
 	// Filecoin demo's worker starts with an empty directory).
 	filecoinParams string
+	ui             string // Temporal Web UI address; empty: none (only `c2flow dev` serves it)
 }
 
 // stackDefaults are the defaults of the stack's flags. `c2flow dev` serves
@@ -137,7 +138,7 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 		hc.FilecoinParams = d.filecoinParams
 	}
 	o := stack.Options{Dir: d.dir, S3Listen: d.s3Addr, S3Verbose: d.logFlags.Debug(), Log: logs.log,
-		Temporal: devstack.Options{Port: d.port, Log: logs.server, LogLevel: "warn"}}
+		Temporal: devstack.Options{Port: d.port, Log: logs.server, LogLevel: "warn", UI: d.ui}}
 	if logs.server == nil {
 		o.Temporal.LogLevel = "info" // --log-level debug: the server's log on the terminal
 	}
@@ -227,6 +228,7 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	d.tls = addServerTLS(fs) // dev only: bench batch has the client's --tls-* flags
+	fs.StringVar(&d.ui, "ui", "127.0.0.1:8233", "Temporal Web UI address (empty: no UI)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -245,6 +247,9 @@ func runDev(ctx context.Context, args []string) error {
 	fmt.Printf("c2flow dev stack up (Ctrl-C to stop)\n  temporal  %s (namespace %s, SQLite in %s)\n", s.Temporal.Addr(), s.Temporal.Namespace(), shown)
 	if s.S3Addr != "" {
 		fmt.Printf("  s3        http://%s bucket %s (access key "+stack.S3AccessKey+", secret "+stack.S3SecretKey+")\n", s.S3Addr, s.Store.Config().Bucket)
+	}
+	if s.Temporal.UIAddr() != "" {
+		fmt.Printf("  web UI    http://%s\n", s.Temporal.UIAddr())
 	}
 	fmt.Printf("  worker    %s\n", s.worker.ID())
 	fmt.Printf("  logs      %s (timing lines: c2flow bench stats %s)%s\n", relTo(shown, logs.path), relTo(shown, logs.path), serverLogNote(shown, logs))

@@ -31,6 +31,7 @@ func commands() map[string]command {
 		"circuit": {"circuit info | setup: size a profile's circuit, make or load its keys", runCircuit},
 		"prove":   {"direct mode: prove one C1 in this process, no Temporal", runProve},
 		"bench":   {"bench prover|batch|stats|compare: split prover vs gnark, pipeline batches, distributions, regressions vs noise", runBench},
+		"server":  {"server --db postgres://USER@HOST:PORT/DBNAME --history-shards N: the Temporal server c2flow embeds on PostgreSQL, plus the Web UI", runServer},
 		"dev":     {"embedded stack: Temporal (SQLite) + S3 (versitygw) + one worker, in this process", runDev},
 		"demo":    {"seal a small batch, prove it through the embedded stack, verify and summarize", runDemo},
 		"submit":  {"upload C1 files and submit them as a batch (--wait to follow it)", runSubmit},

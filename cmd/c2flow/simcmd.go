@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -29,6 +31,9 @@ func runSim(ctx context.Context, args []string) error {
 	arrival := fs.Bool("arrival-order", false, "serve devices first come instead of oldest sector first")
 	qparts := fs.Int("queue-partitions", 1, "matching partitions per task queue of the embedded server (Temporal's default is 4)")
 	dir := fs.String("dir", ".c2flow/sim", "directory of each run's Temporal SQLite file")
+	pg := fs.String("db", "", "run the server on PostgreSQL instead: postgres://USER@HOST:PORT/DBNAME; each run gets a fresh database DBNAME_wW_UNIXTIME")
+	shards := fs.Int("history-shards", 1, "history shards of the run's server")
+	external := fs.String("temporal", "", "frontend HOST:PORT of a running server (e.g. c2flow server) to use instead of starting one; namespace default")
 	out := fs.String("out", "", "write the reports as JSON here")
 	var lf logFlags
 	lf.Level = "error"
@@ -62,16 +67,39 @@ func runSim(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "SIMULATION: modelled work, real Temporal (embedded, one shard, SQLite), real workflows, budgets and device slots; nothing is proved")
+	if *pg != "" && *external != "" {
+		return errors.New("--db and --temporal: give one (--temporal's server has its own database)")
+	}
+	if *shards < 1 {
+		return fmt.Errorf("--history-shards %d: must be at least 1", *shards)
+	}
+	server := fmt.Sprintf("embedded, %d history shard(s), SQLite", *shards)
+	switch {
+	case *pg != "":
+		server = fmt.Sprintf("embedded, %d history shard(s), PostgreSQL", *shards)
+	case *external != "":
+		server = "the server at " + *external
+	}
+	fmt.Fprintf(os.Stderr, "SIMULATION: modelled work, real Temporal (%s), real workflows, budgets and device slots; nothing is proved\n", server)
 	var reports []*sim.Report
 	for _, w := range ws {
 		s := *sectors
 		if s == 0 {
 			s = max(1, int(*perDevice*float64(w**devices)+0.5))
 		}
+		runDB := ""
+		if *pg != "" {
+			u, err := url.Parse(*pg)
+			if err != nil {
+				return fmt.Errorf("--db: %w", err)
+			}
+			u.Path += fmt.Sprintf("_w%d_%d", w, time.Now().Unix())
+			runDB = u.String()
+		}
 		t0 := time.Now()
 		r, err := sim.Run(ctx, sim.Config{Workers: w, DevicesPerWorker: *devices, Sectors: s, Budget: *budget, MaxInFlight: *inFlight,
 			Model: m, Dir: filepath.Join(abs, fmt.Sprintf("w%d", w)), ArrivalOrder: *arrival, QueuePartitions: *qparts, Log: log,
+			Postgres: runDB, HistoryShards: *shards, Temporal: *external,
 			Progress: func(done, total int) {
 				fmt.Fprintf(os.Stderr, "\r  W=%d: %d/%d sectors, %s", w, done, total, time.Since(t0).Round(time.Second))
 			}})

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+
+	"github.com/c2flow/c2flow/devstack"
+)
+
+// runServer runs the production shape of the Temporal server: the build
+// c2flow embeds, persisted to PostgreSQL with N history shards, plus the
+// Temporal Web UI, until interrupted.
+func runServer(ctx context.Context, args []string) error {
+	fs := newFlags("server")
+	db := fs.String("db", "", "PostgreSQL database: postgres://USER@HOST:PORT/DBNAME[?sslmode=...] (required; DBNAME and DBNAME_visibility are created if missing, their schemas set up or upgraded; the password from PGPASSWORD)")
+	shards := fs.Int("history-shards", 4, "history shards; fixed when the database is first used (Temporal cannot change it later)")
+	address := fs.String("address", "127.0.0.1:7233", "frontend gRPC address IP:PORT (workers and clients connect here); the server's internal services bind the same IP on free ports")
+	ui := fs.String("ui", "127.0.0.1:8233", "Temporal Web UI address HOST:PORT (empty: no UI)")
+	namespace := fs.String("namespace", "default", "namespace to register")
+	level := fs.String("log-level", "warn", "the server's log level on stderr: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *db == "" {
+		return errors.New("--db is required: postgres://USER@HOST:PORT/DBNAME")
+	}
+	if *shards < 1 {
+		return fmt.Errorf("--history-shards %d: must be at least 1", *shards)
+	}
+	switch *level {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)
+	}
+	host, portStr, err := net.SplitHostPort(*address)
+	if err != nil {
+		return fmt.Errorf("--address %q: %w", *address, err)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || ip.IsUnspecified() {
+		return fmt.Errorf("--address %q: want the IP of an interface (the services announce it to one another), not %q", *address, host)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 1 || port > 65535 {
+		return fmt.Errorf("--address %q: port %q is not a port number", *address, portStr)
+	}
+	s, err := devstack.Start(devstack.Options{Postgres: *db, HistoryShards: *shards, IP: host, Port: port,
+		UI: *ui, Namespace: *namespace, LogLevel: *level, Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer s.Stop()
+	shown := *db
+	if u, err := url.Parse(*db); err == nil {
+		shown = u.Redacted()
+	}
+	fmt.Printf("c2flow server up (Ctrl-C to stop)\n  temporal  %s (namespace %s, %d history shards)\n  postgres  %s (and its _visibility database)\n",
+		s.Addr(), s.Namespace(), *shards, shown)
+	if s.UIAddr() != "" {
+		fmt.Printf("  web UI    http://%s\n", s.UIAddr())
+	}
+	<-ctx.Done()
+	return nil
+}
