@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/bench"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/stats"
@@ -29,6 +31,7 @@ func runBenchBatch(ctx context.Context, args []string) error {
 	var tf cliflags.Temporal
 	tf.Add(fs)
 	profile := fs.String("profile", "32KiB", "profile of freshly sealed sectors (ignored with --c1)")
+	proof := fs.String("proof", "", "seal and prove Filecoin sectors of this seal proof (StackedDrg2KiBV1_1) instead of --profile, with Filecoin-format DEVELOPMENT parameters published to S3")
 	c1 := fs.String("c1", "", "C1 files or directories (distinct sectors) instead of sealing")
 	count := fs.Int("count", 6, "proofs (sectors)")
 	conc := fs.Int("concurrency", 3, "sectors in flight")
@@ -73,8 +76,19 @@ func runBenchBatch(ctx context.Context, args []string) error {
 		if *reps > 1 {
 			return fmt.Errorf("--replicates needs --profile: the same sectors cannot be proved twice")
 		}
+	} else if *proof != "" {
+		info, err := proofs.ByName(*proof)
+		if err != nil {
+			return fmt.Errorf("--proof: %w", err)
+		}
+		p = porep.Profile{Name: info.Name} // a name only: the sectors are Filecoin's
+		d.filecoinParams = filepath.Join(d.dir, "worker-filecoin-params")
 	} else if p, err = porep.LookupProfile(*profile); err != nil {
 		return err
+	}
+	var startProfiles []string
+	if *proof == "" {
+		startProfiles = []string{p.Name}
 	}
 
 	cfg := bench.RunConfig{Profile: p.Name, PartitionWorkers: hc.PartitionWorkers, Backend: "cpu", EarlyG2: hc.EarlyG2}
@@ -102,7 +116,7 @@ func runBenchBatch(ctx context.Context, args []string) error {
 			return err
 		}
 		defer logs.close()
-		st, err := d.start(ctx, []string{p.Name}, logs, os.Stderr)
+		st, err := d.start(ctx, startProfiles, logs, os.Stderr)
 		if err != nil {
 			return err
 		}
@@ -115,7 +129,15 @@ func runBenchBatch(ctx context.Context, args []string) error {
 	}
 	for r := 1; r <= *reps; r++ {
 		fs := files
-		if fs == nil {
+		switch {
+		case fs == nil && *proof != "":
+			if fs, err = sealFreshFilecoin(ctx, filepath.Join(d.dir, "bench-c1"), p.Name, *count); err != nil {
+				return err
+			}
+			if err := publishFilecoinDevSetup(ctx, store, filecoinDevParamsDir(hc.ParamsDir), []string{p.Name}, os.Stderr, log); err != nil {
+				return err
+			}
+		case fs == nil:
 			if fs, err = sealFresh(filepath.Join(d.dir, "bench-c1"), p, *count); err != nil {
 				return err
 			}
@@ -179,6 +201,20 @@ func sealFresh(dir string, p porep.Profile, count int) ([]string, error) {
 			return nil, err
 		}
 		files = append(files, f)
+	}
+	return files, nil
+}
+
+// sealFreshFilecoin seals count Filecoin test sectors of proof with fresh
+// ids into dir (C1s and the sectors.json that identifies them).
+func sealFreshFilecoin(ctx context.Context, dir, proof string, count int) ([]string, error) {
+	first := uint64(time.Now().UnixNano()/1e6) * 1000
+	if err := runFilecoinSeal(ctx, flag.NewFlagSet("seal", flag.ContinueOnError), &filecoinSealFlags{proof: proof}, count, first, dir); err != nil {
+		return nil, err
+	}
+	files := make([]string, count)
+	for i := range files {
+		files[i] = filepath.Join(dir, fmt.Sprintf("%d.c1.json", first+uint64(i)))
 	}
 	return files, nil
 }
