@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/bench"
+	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
@@ -16,41 +17,23 @@ import (
 
 // proverFlags are the flags of commands that prove in this process.
 type proverFlags struct {
-	params  string
-	devices int
-	backend string
-	cuda    string
-	earlyG2 bool
+	cliflags.Devices
 	logFlags
 }
 
-func (f *proverFlags) add(fs interface {
-	StringVar(*string, string, string, string)
-	IntVar(*int, string, int, string)
-	BoolVar(*bool, string, bool, string)
-}) {
-	fs.StringVar(&f.params, "params", params.DefaultDir(), "local parameter cache (keys are made by a development setup on first use)")
-	fs.IntVar(&f.devices, "cpu-devices", 1, "CPU pseudo-devices sharing this host's cores")
-	fs.StringVar(&f.backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
-	fs.StringVar(&f.cuda, "devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")
-	fs.BoolVar(&f.earlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
-}
+func (f *proverFlags) add(fs *flag.FlagSet) { f.Devices.Add(fs) }
 
 func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prover, *gpu.Slots, error) {
 	log, err := f.logger()
 	if err != nil {
 		return nil, nil, err
 	}
-	ids, err := gpu.ParseDevices(f.cuda)
-	if err != nil {
-		return nil, nil, err
-	}
 	// Devices first: a build without CUDA says so before any setup runs.
-	slots, err := gpu.NewBackendSlots(f.backend, ids, f.devices)
+	slots, err := f.Slots()
 	if err != nil {
 		return nil, nil, err
 	}
-	keys, err := params.Load(ctx, params.DirStore{Root: f.params}, p, log)
+	keys, err := params.Load(ctx, params.DirStore{Root: f.Params}, p, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -58,7 +41,7 @@ func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prov
 	if err != nil {
 		return nil, nil, err
 	}
-	pr.EarlyG2 = f.earlyG2
+	pr.EarlyG2 = f.EarlyG2
 	return pr, slots, nil
 }
 
@@ -99,7 +82,7 @@ func runProve(ctx context.Context, args []string) error {
 		dir := filecoinParamsDir()
 		fs.Visit(func(fl *flag.Flag) {
 			if fl.Name == "params" {
-				dir = pf.params
+				dir = pf.Params
 			}
 		})
 		return proveFilecoin(ctx, *in, *out, dir, &ff, &pf, os.Stdout, os.Stderr)

@@ -15,7 +15,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
-	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -115,16 +114,12 @@ func proveFilecoin(ctx context.Context, in, out, paramsDir string, f *filecoinPr
 	fmt.Fprintf(logw, "keys: %s (%d constraints, %d inputs, %d aux; shape %s), loaded in %v%s\n",
 		filepath.Base(circ.Files().Params), n.Constraints, n.Inputs, n.Aux, circ.Digests().Circuit[:16], time.Since(t1).Round(time.Millisecond), dev)
 
-	ids, err := gpu.ParseDevices(pf.cuda)
-	if err != nil {
-		return err
-	}
-	slots, err := gpu.NewBackendSlots(pf.backend, ids, pf.devices)
+	slots, err := pf.Slots()
 	if err != nil {
 		return err
 	}
 	pr := circ.Prover()
-	pr.EarlyG2 = pf.earlyG2
+	pr.EarlyG2 = pf.EarlyG2
 
 	parts := sec.Partitions()
 	tProve := time.Now()

@@ -19,8 +19,6 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/c2flow/c2flow/filecoin/c2"
-	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/worker"
 )
@@ -244,21 +242,18 @@ func AddHost(fs *flag.FlagSet) (func() (worker.Config, error), error) {
 	fs.StringVar(&c.ID, "id", "", "worker id, unique per process (default hostname-pid-random)")
 	fs.IntVar(&c.PartitionWorkers, "partition-workers", 2, "partition budget: synthesized partitions in flight on this host")
 	fs.Int64Var(&c.MemoryBudget, "memory-budget", 0, "bytes of synthesized partitions in flight (overrides --partition-workers)")
-	fs.IntVar(&c.CPUDevices, "cpu-devices", 1, "CPU backend pseudo-devices sharing this host's cores")
 	fs.IntVar(&c.FinalizeSlots, "finalize-slots", 0, "concurrent CPU finalizes (default: one per device)")
-	fs.BoolVar(&c.EarlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
 	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
-	fs.StringVar(&c.ParamsDir, "params", params.DefaultDir(), "local parameter cache")
 	fs.StringVar(&c.FilecoinParams, "filecoin-params", c2.DefaultDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
-	fs.StringVar(&c.Backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
-	devices := fs.String("devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")
+	var dv Devices
+	dv.Add(fs)
 	return func() (worker.Config, error) {
-		ids, err := gpu.ParseDevices(*devices)
+		ids, err := dv.DeviceIDs()
 		if err != nil {
 			return c, err
 		}
-		c.Devices = ids
+		c.Devices, c.ParamsDir, c.Backend, c.CPUDevices, c.EarlyG2 = ids, dv.Params, dv.Backend, dv.CPUDevices, dv.EarlyG2
 		c.Roles = split(*roles)
 		c.Profiles = split(*profiles)
 		return c, nil

@@ -1,0 +1,40 @@
+package cliflags
+
+import (
+	"flag"
+
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params"
+)
+
+// Devices are the device and key flags of every command that proves in
+// its own process: the worker, c2flow prove and bench prover.
+type Devices struct {
+	Params     string // local parameter cache
+	Backend    string // cpu, or cuda (a build with -tags cuda)
+	CPUDevices int    // cpu: pseudo-devices sharing the cores
+	CUDA       string // cuda: device indices, "0,1"; empty: all visible
+	EarlyG2    bool
+}
+
+// Add registers the flags.
+func (d *Devices) Add(fs *flag.FlagSet) {
+	fs.StringVar(&d.Params, "params", params.DefaultDir(), "local parameter cache")
+	fs.StringVar(&d.Backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
+	fs.IntVar(&d.CPUDevices, "cpu-devices", 1, "CPU backend pseudo-devices sharing this host's cores")
+	fs.StringVar(&d.CUDA, "devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")
+	fs.BoolVar(&d.EarlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
+}
+
+// DeviceIDs parses --devices.
+func (d *Devices) DeviceIDs() ([]int, error) { return gpu.ParseDevices(d.CUDA) }
+
+// Slots returns the devices' slots (a build without CUDA says so here,
+// before any key loads).
+func (d *Devices) Slots() (*gpu.Slots, error) {
+	ids, err := d.DeviceIDs()
+	if err != nil {
+		return nil, err
+	}
+	return gpu.NewBackendSlots(d.Backend, ids, d.CPUDevices)
+}
