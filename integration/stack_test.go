@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -106,11 +108,25 @@ type stack struct {
 
 func newStack(t *testing.T, profile string) *stack {
 	t.Helper()
+	return newStackAt(t, profile, "", "")
+}
+
+// newStackAt is newStack with Temporal listening on temporalIP and S3 on
+// s3IP (empty: 127.0.0.1), for workers that reach them over a network.
+func newStackAt(t *testing.T, profile, temporalIP, s3IP string) *stack {
+	t.Helper()
 	s := &stack{t: t}
 	s.s3 = s3test.Start(t)
+	if s3IP != "" {
+		// Same port, on the address the workers reach.
+		_, port, _ := net.SplitHostPort(s.s3.Addr)
+		s.s3.Stop()
+		s.s3.Addr = net.JoinHostPort(s3IP, port)
+		s.s3.Restart()
+	}
 	s.store = s.s3.Store("c2flow")
 	var err error
-	s.temporal, err = devstack.Start(devstack.Options{DBFile: filepath.Join(t.TempDir(), "temporal.db")})
+	s.temporal, err = devstack.Start(devstack.Options{DBFile: filepath.Join(t.TempDir(), "temporal.db"), IP: temporalIP})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,16 +173,25 @@ func (s *stack) startWorkerMetrics(id string, hc worker.Config, metricsAddr stri
 
 func (s *stack) startWorkerFull(temporal, id string, hc worker.Config, metricsAddr string) *workerProc {
 	s.t.Helper()
+	return s.startWorkerCmd(temporal, id, hc, metricsAddr, s.s3.Config("c2flow"), nil, os.Stderr)
+}
+
+// startWorkerCmd starts a worker process with S3 configuration s3c: the
+// test binary, run under prefix (e.g. ip netns exec NS) if set, its output
+// to out.
+func (s *stack) startWorkerCmd(temporal, id string, hc worker.Config, metricsAddr string, s3c storage.Config, prefix []string, out io.Writer) *workerProc {
+	s.t.Helper()
 	hc.ID = id
 	hc.ParamsDir = s.t.TempDir() // its own cache: keys come down from S3
 	hc.StatsFile = filepath.Join(s.t.TempDir(), id+".json")
 	if len(hc.Profiles) == 0 {
 		hc.Profiles = []string{s.keys.Profile.Name}
 	}
-	b, _ := json.Marshal(workerConfig{Temporal: temporal, S3: s.s3.Config("c2flow"), Host: hc, Metrics: metricsAddr})
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	b, _ := json.Marshal(workerConfig{Temporal: temporal, S3: s3c, Host: hc, Metrics: metricsAddr})
+	argv := append(append([]string{}, prefix...), os.Args[0], "-test.run=^$")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), envWorker+"="+string(b))
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
