@@ -2,6 +2,7 @@ package devstack
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"time"
@@ -31,12 +32,22 @@ func newUIServer(addr, temporal, namespace string) (*uiServer, error) {
 	if err != nil || port < 0 || port > 65535 {
 		return nil, fmt.Errorf("web UI address %q: port %q is not a port number", addr, portStr)
 	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("web UI on %s: %w", addr, err)
+	if port == 0 {
+		// A port the kernel hands out as a free listening port is also one
+		// it hands out as the local port of outgoing connections (the UI's
+		// own to the frontend among them) once closed: between the check and
+		// the UI's bind it may be taken, and then the UI exits the process.
+		// Pick one below the ephemeral range instead.
+		if port, err = freePortBelowEphemeral(host); err != nil {
+			return nil, fmt.Errorf("web UI on %s: %w", addr, err)
+		}
+	} else {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("web UI on %s: %w", addr, err)
+		}
+		l.Close()
 	}
-	port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	cfg := &uiconfig.Config{
 		Host: host, Port: port, TemporalGRPCAddress: temporal, EnableUI: true,
 		DefaultNamespace: namespace, HideLogs: true,
@@ -67,6 +78,22 @@ func (u *uiServer) start() error {
 		return fmt.Errorf("web UI: %w", err)
 	}
 	return nil
+}
+
+// freePortBelowEphemeral returns a port of host that can be bound now,
+// from 20000-32767 (Linux's ephemeral range starts at 32768).
+func freePortBelowEphemeral(host string) (int, error) {
+	var last error
+	for range 100 {
+		port := 20000 + rand.IntN(12768)
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
+		last = err
+	}
+	return 0, fmt.Errorf("no free port in 20000-32767: %w", last)
 }
 
 // waitListening waits until addr accepts TCP connections.
