@@ -159,7 +159,7 @@ func TestDashboardAgainstWorker(t *testing.T) {
 	// The stack: Temporal and S3 with an orchestrating worker.
 	t1 := time.Now()
 	dev := start(t, ctx, dir, "dev", filepath.Join(bin, "c2flow"), "dev", "--dir", filepath.Join(dir, "dev"),
-		"--temporal-port", temporalPort, "--s3-listen", s3Addr, "--roles", "workflow", "--profiles", "2KiB", "--params", paramstest.Dir())
+		"--temporal-port", temporalPort, "--s3-listen", s3Addr, "--ui", "", "--roles", "workflow", "--profiles", "2KiB", "--params", paramstest.Dir())
 	dev.waitFor(t, "c2flow dev stack up", 3*time.Minute)
 
 	// Prometheus, scraping the prover under the job name of the deploy
