@@ -19,6 +19,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/stack"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/worker"
 )
@@ -49,7 +50,7 @@ func (t *Temporal) Add(fs *flag.FlagSet) {
 // *TLSError.
 func (t *Temporal) Dial(ctx context.Context, log *slog.Logger, mh ...client.MetricsHandler) (client.Client, error) {
 	o := client.Options{HostPort: t.Address, Namespace: t.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(levelFilter{log.Handler(), slog.LevelWarn}))}
+		Logger: tlog.NewStructuredLogger(slog.New(stack.SDKLog(log.Handler())))}
 	if len(mh) > 0 && mh[0] != nil {
 		o.MetricsHandler = mh[0]
 	}
@@ -88,42 +89,6 @@ func (t *Temporal) DialRetry(ctx context.Context, log *slog.Logger, wait time.Du
 		return nil, fmt.Errorf("gave up after %d tries in %v: %w", try, wait, err)
 	}
 	return c, err
-}
-
-// levelFilter drops records below a level (the SDK is chatty at info).
-type levelFilter struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (l levelFilter) Enabled(ctx context.Context, lv slog.Level) bool {
-	return lv >= l.min && l.Handler.Enabled(ctx, lv)
-}
-
-// Handle drops the SDK's warning about a throttled heartbeat flushed after
-// its activity completed: nothing is wrong then.
-func (l levelFilter) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "RecordActivityHeartbeat with error" {
-		canceled := false
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "Error" && strings.Contains(a.Value.String(), "context canceled") {
-				canceled = true
-			}
-			return !canceled
-		})
-		if canceled {
-			return nil
-		}
-	}
-	return l.Handler.Handle(ctx, r)
-}
-
-func (l levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
-	return levelFilter{l.Handler.WithAttrs(a), l.min}
-}
-
-func (l levelFilter) WithGroup(n string) slog.Handler {
-	return levelFilter{l.Handler.WithGroup(n), l.min}
 }
 
 // S3 are the storage flags.
