@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,13 +35,9 @@ func runFilecoinDemo(ctx context.Context, d *devFlags, proof string, sectors int
 
 	// 1. Seal.
 	c1dir := filepath.Join(dir, "filecoin-c1")
-	first := uint64(time.Now().Unix()) * 100 // fresh sector ids: a demo run proves, it does not find old results
-	if err := runFilecoinSeal(ctx, flag.NewFlagSet("seal", flag.ContinueOnError), &filecoinSealFlags{proof: info.Name}, sectors, first, c1dir); err != nil {
+	files, err := sealFreshFilecoin(ctx, c1dir, info.Name, sectors) // fresh sector ids: a demo run proves, it does not find old results
+	if err != nil {
 		return err
-	}
-	var files []string
-	for i := range sectors {
-		files = append(files, filepath.Join(c1dir, fmt.Sprintf("%d.c1.json", first+uint64(i))))
 	}
 	fmt.Printf("1. sealed %d %s sectors (%d partitions each) into %s (sectors.json: their prover and public data)\n", sectors, info.Name, info.Partitions, c1dir)
 
@@ -78,7 +73,7 @@ func runFilecoinDemo(ctx context.Context, d *devFlags, proof string, sectors int
 	}
 	fmt.Printf("3. submitting; the worker proves up to %d partitions at once (--partition-workers)\n", hc.PartitionWorkers)
 	tb := time.Now()
-	batchID := fmt.Sprintf("demo-%d", first)
+	batchID := fmt.Sprintf("demo-%d", refs[0].SectorID)
 	res, err := submitAndWait(ctx, st.Client, st.Store, refs, hc.ParamsDir, batch.Options{BatchID: batchID}, true)
 	if err != nil {
 		return err
