@@ -104,14 +104,19 @@ func start(o Options) (*Server, error) {
 		o.LogLevel = "error"
 	}
 	var err error
+	// Temporal exits the process when a service cannot bind its port, and
+	// a port freed from the ephemeral range can be taken by any outgoing
+	// connection (to PostgreSQL, S3, a test's client) before the service
+	// binds it (one test run lost its binary so): ports below that range
+	// are only taken by listeners.
 	if o.Port == 0 {
-		if o.Port, err = freePort(o.IP); err != nil {
+		if o.Port, err = freePortBelowEphemeral(o.IP); err != nil {
 			return nil, err
 		}
 	}
 	ports := make([]int, 4) // frontend HTTP, history, matching, worker
 	for i := range ports {
-		if ports[i], err = freePort(o.IP); err != nil {
+		if ports[i], err = freePortBelowEphemeral(o.IP); err != nil {
 			return nil, err
 		}
 	}
@@ -184,6 +189,9 @@ func start(o Options) (*Server, error) {
 			return nil, err
 		}
 		conf.Global.TLS = st.root
+		if ui != nil {
+			ui.cfg.TLS = st.ui // the UI is a client of the frontend too
+		}
 	}
 
 	dyn := dynamicconfig.StaticClient{
@@ -302,13 +310,4 @@ func (s *Server) UIAddr() string {
 		return ""
 	}
 	return s.ui.addr
-}
-
-func freePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	"go.temporal.io/server/common/config"
 
 	"github.com/c2flow/c2flow/internal/pki"
@@ -32,6 +33,7 @@ type TLS struct {
 type serverTLS struct {
 	root   config.RootTLS
 	client *tls.Config
+	ui     uiconfig.TLS // the Web UI's client side, as the in-process clients'
 }
 
 // build checks the files and makes the server's TLS configuration. The
@@ -110,6 +112,9 @@ func (t *TLS) build(ip string) (*serverTLS, error) {
 	}
 	return &serverTLS{root: root, client: &tls.Config{
 		Certificates: []tls.Certificate{own}, RootCAs: pinned, ServerName: serverName, MinVersion: tls.VersionTLS12,
+	}, ui: uiconfig.TLS{
+		CertData: b64(ownCert), KeyData: b64(ownKey), CaData: b64(leafPEM),
+		ServerName: serverName, EnableHostVerification: true,
 	}}, nil
 }
 

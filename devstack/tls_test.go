@@ -18,14 +18,15 @@ import (
 )
 
 // With TLS the frontend accepts only clients with a certificate of the
-// client CA (and the server's own); its system worker gets in too.
+// client CA (and the server's own); its system worker and the Web UI get
+// in too.
 func TestMutualTLS(t *testing.T) {
 	serverCA := pkitest.NewCA(t, "server-ca")
 	clientCA := pkitest.NewCA(t, "client-ca")
 	otherCA := pkitest.NewCA(t, "other-ca")
 	cert, key := serverCA.Issue("frontend", pki.Server, "127.0.0.1")
 	var log syncBuffer
-	s, err := Start(Options{TLS: &TLS{CertFile: cert, KeyFile: key, ClientCAFile: clientCA.CertFile}, Log: &log, LogLevel: "warn"})
+	s, err := Start(Options{TLS: &TLS{CertFile: cert, KeyFile: key, ClientCAFile: clientCA.CertFile}, UI: "127.0.0.1:0", Log: &log, LogLevel: "warn"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +108,11 @@ func TestMutualTLS(t *testing.T) {
 			t.Fatalf("the system worker never polled; server log:\n%s", log.String())
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+
+	// The UI's API reaches the frontend with the server's own certificate.
+	if page := get(t, "http://"+s.UIAddr()+"/api/v1/namespaces"); !strings.Contains(page, `"`+s.Namespace()+`"`) {
+		t.Fatalf("namespaces through the UI's API under mutual TLS: %.300s", page)
 	}
 }
 

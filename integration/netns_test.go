@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/devstack/pgtest"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
@@ -169,12 +170,14 @@ func (h *netHost) restoreS3() {
 	}
 }
 
-// newNetStack is a stack whose Temporal and S3 listen on the lab's service
-// addresses.
+// newNetStack is the production shape with hosts on their own addresses:
+// Temporal on PostgreSQL with four history shards and S3, listening on
+// the lab's service addresses.
 func newNetStack(t *testing.T, profile string) (*stack, *netLab) {
 	t.Helper()
+	pg := pgtest.URL(t, pgtest.Base(t))
 	lab := newNetLab(t)
-	return newStackAt(t, profile, lab.temporalIP, lab.s3IP), lab
+	return newStackAt(t, profile, stackAt{TemporalIP: lab.temporalIP, S3IP: lab.s3IP, Postgres: pg}), lab
 }
 
 // startWorkerIn starts a worker process inside h's namespace with S3

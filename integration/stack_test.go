@@ -108,25 +108,37 @@ type stack struct {
 
 func newStack(t *testing.T, profile string) *stack {
 	t.Helper()
-	return newStackAt(t, profile, "", "")
+	return newStackAt(t, profile, stackAt{})
 }
 
-// newStackAt is newStack with Temporal listening on temporalIP and S3 on
-// s3IP (empty: 127.0.0.1), for workers that reach them over a network.
-func newStackAt(t *testing.T, profile, temporalIP, s3IP string) *stack {
+// stackAt places a stack's servers: Temporal on TemporalIP and S3 on S3IP
+// (empty: 127.0.0.1), for workers that reach them over a network; Temporal
+// on the PostgreSQL database of Postgres with four history shards (the
+// production shape) instead of SQLite.
+type stackAt struct {
+	TemporalIP, S3IP string
+	Postgres         string
+}
+
+// newStackAt is newStack with its servers placed by at.
+func newStackAt(t *testing.T, profile string, at stackAt) *stack {
 	t.Helper()
 	s := &stack{t: t}
 	s.s3 = s3test.Start(t)
-	if s3IP != "" {
+	if at.S3IP != "" {
 		// Same port, on the address the workers reach.
 		_, port, _ := net.SplitHostPort(s.s3.Addr)
 		s.s3.Stop()
-		s.s3.Addr = net.JoinHostPort(s3IP, port)
+		s.s3.Addr = net.JoinHostPort(at.S3IP, port)
 		s.s3.Restart()
 	}
 	s.store = s.s3.Store("c2flow")
+	opts := devstack.Options{DBFile: filepath.Join(t.TempDir(), "temporal.db"), IP: at.TemporalIP}
+	if at.Postgres != "" {
+		opts = devstack.Options{Postgres: at.Postgres, HistoryShards: 4, IP: at.TemporalIP, Log: serverLog(t), LogLevel: "warn"}
+	}
 	var err error
-	s.temporal, err = devstack.Start(devstack.Options{DBFile: filepath.Join(t.TempDir(), "temporal.db"), IP: temporalIP})
+	s.temporal, err = devstack.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +154,26 @@ func newStackAt(t *testing.T, profile, temporalIP, s3IP string) *stack {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// serverLog is a file for a Temporal server's log, shown if the test
+// fails: on PostgreSQL, while the database is down, the server logs every
+// failed write with its stack, too much for a passing test's output.
+func serverLog(t *testing.T) io.Writer {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "temporal.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(path)
+			t.Logf("temporal server log:\n%s", b)
+		}
+	})
+	return f
 }
 
 // workerProc is a worker process.

@@ -367,6 +367,13 @@ type (
 	SynthInput struct {
 		SectorRef
 		Partition int `json:"partition"`
+		// ClaimWithin is the schedule-to-start bound of the device phase
+		// that will take the witness from the host's own queue
+		// (Timeouts.HostQueue). A witness nobody claims well past it was
+		// never reported (the synthesis's completion was lost, say while
+		// Temporal's database was down) and the host drops it rather
+		// than hold its budget until the witness TTL. Zero: no bound.
+		ClaimWithin time.Duration `json:"claim_within,omitempty"`
 	}
 	SynthOutput struct {
 		Witness WitnessLocation `json:"witness"`

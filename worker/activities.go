@@ -65,8 +65,14 @@ type HostStats struct {
 	BadC1        int `json:"bad_c1"`
 	Invalid      int `json:"invalid_proofs"`
 	Expired      int `json:"expired_witnesses"`
-	Spilled      int `json:"spilled,omitempty"` // witnesses written for device hosts
-	Loaded       int `json:"loaded,omitempty"`  // spilled witnesses proved here
+	// Unclaimed witnesses were dropped because no device phase took them
+	// in time: their synthesis's completion never reached the workflow.
+	Unclaimed int `json:"unclaimed_witnesses,omitempty"`
+	// Replayed finalizes answered a retry with the proof an earlier,
+	// unreported attempt made.
+	Replayed int `json:"finalize_replayed,omitempty"`
+	Spilled  int `json:"spilled,omitempty"` // witnesses written for device hosts
+	Loaded   int `json:"loaded,omitempty"`  // spilled witnesses proved here
 }
 
 // NewHost returns a host running phases on slots within budget.
@@ -127,9 +133,14 @@ func (h *Host) ExpireWitnesses(ctx context.Context, ttl time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n := h.ws.expire(ttl); n > 0 {
-				h.count(func(s *HostStats) { s.Expired += n })
-				h.Log.Warn("dropped expired witnesses", "count", n, "ttl", ttl)
+			expired, unclaimed := h.ws.expire(ttl)
+			if expired > 0 {
+				h.count(func(s *HostStats) { s.Expired += expired })
+				h.Log.Warn("dropped expired witnesses", "count", expired, "ttl", ttl)
+			}
+			if unclaimed > 0 {
+				h.count(func(s *HostStats) { s.Unclaimed += unclaimed })
+				h.Log.Warn("dropped witnesses no device phase claimed: their syntheses' completions were lost", "count", unclaimed)
 			}
 		}
 	}
@@ -322,6 +333,9 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 		return h.spillWitness(ctx, in, s)
 	}
 	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: s.Bytes()}
+	if in.ClaimWithin > 0 {
+		w.dropAt = time.Now().Add(claimDeadline(in.ClaimWithin))
+	}
 	h.Budget.Hold(w.bytes)
 	handle := h.ws.put(w)
 	h.count(func(st *HostStats) { st.Syntheses++ })
@@ -411,6 +425,13 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		moved = &loc
 	}
 	w := h.ws.take(handle)
+	if w == nil && h.ws.droppedUnclaimed(handle) {
+		// Dropped as never reported, yet the workflow came for it: it was
+		// slow to, not wrong to. Synthesize again on the host-loss budget,
+		// not on the partition's own.
+		return job.DeviceOutput{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("device phase: witness %s on host %s was dropped, unclaimed past its deadline", handle, h.ID), job.ErrHostLost, nil)
+	}
 	if w == nil || w.solved == nil {
 		if w != nil {
 			h.ws.give(w)
@@ -471,6 +492,15 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 
 func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
 	w := h.ws.take(in.Witness.Handle)
+	if w != nil && w.proof != nil {
+		// An earlier attempt finished, but its completion did not reach
+		// Temporal: answer with its proof (verified when it was made).
+		proof, ms := w.proof, w.finMS
+		h.ws.give(w)
+		h.count(func(s *HostStats) { s.Replayed++ })
+		h.Log.Warn("finalize retried after its proof was made: returning that proof", "witness", in.Witness.Handle)
+		return job.FinalizeOutput{Proof: proof, FinalizeMS: ms}, nil
+	}
 	if w == nil || w.proving == nil {
 		if w != nil {
 			h.ws.give(w)
@@ -507,10 +537,11 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		if h.finalizeSlots != nil {
 			<-h.finalizeSlots
 		}
-		// Only now may a retry use the partial: the finalize is done with it.
-		if err == nil && !abandoned {
-			h.ws.drop(in.Witness.Handle)
-			return
+		// Only now may a retry use the witness: the finalize is done with
+		// it. A proof made is kept, even for an abandoned attempt: a retry
+		// answers with it.
+		if err == nil {
+			h.ws.finished(w, o.proof, o.dur.Milliseconds(), keepProof)
 		}
 		h.ws.give(w)
 	})
@@ -528,6 +559,18 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 	h.phase("finalize", o.dur)
 	return job.FinalizeOutput{Proof: o.proof, FinalizeMS: o.dur.Milliseconds()}, nil
 }
+
+// keepProof is how long a finalized partition's proof stays on its host
+// for a retried finalize: past the heartbeat timeout and retry backoff
+// that bring the retry, and a database outage that delays it.
+const keepProof = 10 * time.Minute
+
+// claimDeadline is how long after its synthesis an own-queue witness may
+// wait for its device phase: the device phase's schedule-to-start bound
+// (within), counted from when the workflow schedules it, which follows
+// the synthesis's completion and a workflow task. Past twice that plus
+// 30 s the workflow has given up on it, or never heard of it.
+func claimDeadline(within time.Duration) time.Duration { return 2*within + 30*time.Second }
 
 // Release is the Release activity: it drops a witness the workflow no
 // longer needs (its partition failed or was canceled), returning its

@@ -21,6 +21,14 @@ type witness struct {
 	spill   string  // key of the spilled copy (synthesis-only host)
 	loaded  bool    // loaded from a spill: not in this host's budget
 	created time.Time
+	// dropAt, if set, drops the idle witness before the TTL: an own-queue
+	// witness no device phase has claimed (see job.SynthInput.ClaimWithin),
+	// or a finalized partition's proof kept for a retried finalize.
+	dropAt time.Time
+	// proof is the finalized, verified partition proof: a finalize whose
+	// completion was lost is retried and answered with it.
+	proof   []byte
+	finMS   int64
 	busy    bool // an activity is using it
 	release bool // drop when the activity using it gives it back
 	once    sync.Once
@@ -28,11 +36,14 @@ type witness struct {
 
 // witnesses holds the host's witnesses by handle.
 type witnesses struct {
-	mu     sync.Mutex
-	m      map[string]*witness
-	budget *Budget
-	spill  Spill
-	log    *slog.Logger
+	mu sync.Mutex
+	m  map[string]*witness
+	// unclaimed remembers when each witness dropped unclaimed was dropped:
+	// a device phase that comes for one after all was late, not failed.
+	unclaimed map[string]time.Time
+	budget    *Budget
+	spill     Spill
+	log       *slog.Logger
 }
 
 func newHandle() string {
@@ -59,6 +70,9 @@ func (ws *witnesses) take(h string) *witness {
 		return nil
 	}
 	w.busy = true
+	if w.proof == nil {
+		w.dropAt = time.Time{} // claimed: the workflow knows its handle
+	}
 	return w
 }
 
@@ -130,25 +144,70 @@ func (ws *witnesses) forget(w *witness) {
 	}
 }
 
-// expire drops idle witnesses older than ttl: a workflow that gave up on a
-// partition must not hold this host's budget forever.
-func (ws *witnesses) expire(ttl time.Duration) int {
+// finished keeps a finalized partition's proof in place of its partial
+// proof until keep has passed, for a retry of the finalize whose
+// completion was lost (the budget permit went with the device phase).
+func (ws *witnesses) finished(w *witness, proof []byte, ms int64, keep time.Duration) {
+	ws.mu.Lock()
+	w.proving, w.proof, w.finMS = nil, proof, ms
+	w.dropAt = time.Now().Add(keep)
+	ws.mu.Unlock()
+}
+
+// expire drops idle witnesses older than ttl (a workflow that gave up on
+// a partition must not hold this host's budget forever) and those past
+// their dropAt. It returns how many of each it dropped.
+func (ws *witnesses) expire(ttl time.Duration) (expired, early int) {
+	now := time.Now()
 	ws.mu.Lock()
 	var old []string
 	for h, w := range ws.m {
-		if !w.busy && time.Since(w.created) > ttl {
+		switch {
+		case w.busy:
+		case now.Sub(w.created) > ttl:
 			old = append(old, h)
+			expired++
+		case !w.dropAt.IsZero() && now.After(w.dropAt):
+			old = append(old, h)
+			if w.proof == nil {
+				early++ // unclaimed; kept proofs are not news
+				if ws.unclaimed == nil {
+					ws.unclaimed = map[string]time.Time{}
+				}
+				ws.unclaimed[h] = now
+			}
+		}
+	}
+	for h, t := range ws.unclaimed {
+		if now.Sub(t) > ttl {
+			delete(ws.unclaimed, h)
 		}
 	}
 	ws.mu.Unlock()
 	for _, h := range old {
 		ws.drop(h)
 	}
-	return len(old)
+	return expired, early
 }
 
+// droppedUnclaimed says whether the witness of handle h was dropped for
+// want of a claim (within the last TTL).
+func (ws *witnesses) droppedUnclaimed(h string) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	_, ok := ws.unclaimed[h]
+	return ok
+}
+
+// len counts the witnesses still to finish (kept proofs are done).
 func (ws *witnesses) len() int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	return len(ws.m)
+	n := 0
+	for _, w := range ws.m {
+		if w.proof == nil {
+			n++
+		}
+	}
+	return n
 }

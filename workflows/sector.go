@@ -137,7 +137,7 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{job.ErrBadC1, job.ErrNoKeys}},
 		})
 		var so job.SynthOutput
-		if err := workflow.ExecuteActivity(synth, job.ActSynthesize, job.SynthInput{SectorRef: in.SectorRef, Partition: k}).Get(ctx, &so); err != nil {
+		if err := workflow.ExecuteActivity(synth, job.ActSynthesize, job.SynthInput{SectorRef: in.SectorRef, Partition: k, ClaimWithin: t.HostQueue}).Get(ctx, &so); err != nil {
 			pr.Error = err.Error()
 			release(ctx, so.Witness) // a completed synthesis reported with the cancel
 			if ctx.Err() == nil && hostLost(err) && pr.HostLosses < retries.hostLoss {

@@ -23,7 +23,12 @@ func runServer(ctx context.Context, args []string) error {
 	ui := fs.String("ui", "127.0.0.1:8233", "Temporal Web UI address HOST:PORT (empty: no UI)")
 	namespace := fs.String("namespace", "default", "namespace to register")
 	level := fs.String("log-level", "warn", "the server's log level on stderr: debug, info, warn, error")
+	serverTLS := addServerTLS(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	tlsConf, err := serverTLS()
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -53,7 +58,7 @@ func runServer(ctx context.Context, args []string) error {
 		return fmt.Errorf("--address %q: port %q is not a port number", *address, portStr)
 	}
 	s, err := devstack.Start(devstack.Options{Postgres: *db, HistoryShards: *shards, IP: host, Port: port,
-		UI: *ui, Namespace: *namespace, LogLevel: *level, Log: os.Stderr})
+		UI: *ui, Namespace: *namespace, LogLevel: *level, Log: os.Stderr, TLS: tlsConf})
 	if err != nil {
 		return err
 	}
@@ -62,8 +67,12 @@ func runServer(ctx context.Context, args []string) error {
 	if u, err := url.Parse(*db); err == nil {
 		shown = u.Redacted()
 	}
-	fmt.Printf("c2flow server up (Ctrl-C to stop)\n  temporal  %s (namespace %s, %d history shards)\n  postgres  %s (and its _visibility database)\n",
-		s.Addr(), s.Namespace(), *shards, shown)
+	security := "plaintext, no client authentication: keep it on a private network"
+	if tlsConf != nil {
+		security = "mutual TLS: client certificates of " + tlsConf.ClientCAFile
+	}
+	fmt.Printf("c2flow server up (Ctrl-C to stop)\n  temporal  %s (namespace %s, %d history shards; %s)\n  postgres  %s (and its _visibility database)\n",
+		s.Addr(), s.Namespace(), *shards, security, shown)
 	if s.UIAddr() != "" {
 		fmt.Printf("  web UI    http://%s\n", s.UIAddr())
 	}

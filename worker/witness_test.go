@@ -1,0 +1,172 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/job"
+)
+
+// fakePhases makes partitions out of nothing: enough for the host's
+// bookkeeping (witness table, budget) to be tested without a circuit.
+// Finish draws a fresh random proof each call, as a real finalize draws
+// fresh randomness: a replayed proof is recognisable.
+type fakePhases struct{ Phases }
+
+type fakeSolved struct{ k int }
+
+func (s fakeSolved) Partition() string        { return fmt.Sprintf("fake/%d", s.k) }
+func (s fakeSolved) Bytes() int64             { return 1 << 20 }
+func (s fakeSolved) SynthTime() time.Duration { return time.Millisecond }
+
+type fakeProving struct{ fakeSolved }
+
+func (p fakeProving) Report() DeviceReport { return DeviceReport{Device: "fake"} }
+
+func (fakePhases) Synthesize(_ context.Context, _ job.SectorRef, k int) (Solved, error) {
+	return fakeSolved{k}, nil
+}
+
+func (fakePhases) Device(_ context.Context, s Solved, _ *gpu.Slots, _ gpu.Order, onFreed func()) (Proving, error) {
+	onFreed()
+	return fakeProving{s.(fakeSolved)}, nil
+}
+
+func (fakePhases) Finish(context.Context, Proving) ([]byte, time.Duration, error) {
+	proof := make([]byte, 192)
+	rand.Read(proof)
+	return proof, time.Millisecond, nil
+}
+
+// newFakeHost is a host of fakePhases with its activities registered in
+// a test activity environment.
+func newFakeHost(t *testing.T, budget int) (*Host, *Budget, *testsuite.TestActivityEnvironment) {
+	t.Helper()
+	b, err := NewBudget(budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHost("h", fakePhases{}, nil, b, slog.New(slog.DiscardHandler))
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	for _, a := range []any{h.Synthesize, h.DevicePhase, h.Finalize, h.Release} {
+		env.RegisterActivity(a)
+	}
+	return h, b, env
+}
+
+// A synthesis whose completion never reached the workflow (Temporal's
+// database was down as it reported) leaves a witness nobody will claim:
+// the host drops it once its claim deadline passes, giving the budget
+// back, instead of holding it until the witness TTL. A claimed witness is
+// not dropped so.
+func TestUnclaimedWitnessIsDropped(t *testing.T) {
+	h, b, env := newFakeHost(t, 2)
+	synth := func(k int) job.SynthOutput {
+		t.Helper()
+		v, err := env.ExecuteActivity(h.Synthesize, job.SynthInput{Partition: k, ClaimWithin: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out job.SynthOutput
+		if err := v.Get(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	lost, claimed := synth(0), synth(1)
+	if _, err := env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: claimed.Witness, Partition: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.Held != 1 {
+		t.Fatalf("budget before the claim deadline: %+v, want the lost witness held", st)
+	}
+	if expired, unclaimed := h.ws.expire(time.Hour); expired != 0 || unclaimed != 0 {
+		t.Fatalf("dropped %d/%d before the claim deadline", expired, unclaimed)
+	}
+	// Past the deadline (claimDeadline(1s) = 32 s; moved, not waited for).
+	h.ws.mu.Lock()
+	for _, w := range h.ws.m {
+		if !w.dropAt.IsZero() {
+			w.dropAt = time.Now().Add(-time.Second)
+		}
+	}
+	h.ws.mu.Unlock()
+	if expired, unclaimed := h.ws.expire(time.Hour); expired != 0 || unclaimed != 1 {
+		t.Fatalf("dropped %d expired, %d unclaimed; want 0, 1", expired, unclaimed)
+	}
+	if st := b.Stats(); st.Held != 0 {
+		t.Fatalf("budget after dropping the unclaimed witness: %+v", st)
+	}
+	// A device phase that comes for it after all is late, not failed: a
+	// host loss, not a loss of the partition's own retries.
+	_, err := env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: lost.Witness})
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != job.ErrHostLost || !strings.Contains(err.Error(), "unclaimed") {
+		t.Fatalf("device phase of the dropped witness: %v, want a %s error", err, job.ErrHostLost)
+	}
+	if w := h.ws.take(claimed.Witness.Handle); w == nil || w.proving == nil {
+		t.Fatal("the claimed witness was dropped with the unclaimed one")
+	}
+}
+
+// A finalize whose completion was lost is retried: the retry answers with
+// the proof the first attempt made (verified then) instead of failing the
+// partition with a lost witness, and a release still drops it.
+func TestFinalizeRetryReplaysItsProof(t *testing.T) {
+	h, b, env := newFakeHost(t, 1)
+	v, err := env.ExecuteActivity(h.Synthesize, job.SynthInput{Partition: 0, ClaimWithin: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var so job.SynthOutput
+	if err := v.Get(&so); err != nil {
+		t.Fatal(err)
+	}
+	in := job.HandleInput{Witness: so.Witness}
+	if _, err := env.ExecuteActivity(h.DevicePhase, in); err != nil {
+		t.Fatal(err)
+	}
+	finalize := func() []byte {
+		t.Helper()
+		v, err := env.ExecuteActivity(h.Finalize, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fo job.FinalizeOutput
+		if err := v.Get(&fo); err != nil {
+			t.Fatal(err)
+		}
+		return fo.Proof
+	}
+	first, again := finalize(), finalize()
+	if !bytes.Equal(first, again) {
+		t.Fatal("the retried finalize made a new proof instead of returning the first")
+	}
+	if st := h.Stats(); st.Finalized != 1 || st.Replayed != 1 {
+		t.Fatalf("stats %+v: want 1 finalized, 1 replayed", st)
+	}
+	if n := h.Witnesses(); n != 0 {
+		t.Fatalf("%d witnesses to drain: a kept proof is a finished partition", n)
+	}
+	if _, err := env.ExecuteActivity(h.Release, in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.ExecuteActivity(h.Finalize, in); err == nil {
+		t.Fatal("finalize after the release found its proof")
+	}
+	if len(h.ws.m) != 0 || b.Stats().Held != 0 {
+		t.Fatalf("left after the release: %d witnesses, budget %+v", len(h.ws.m), b.Stats())
+	}
+}
