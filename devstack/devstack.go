@@ -79,6 +79,9 @@ type Server struct {
 	level zap.AtomicLevel
 	quiet bool        // silence the log while stopping
 	tls   *tls.Config // in-process clients' TLS; nil: plaintext
+	// internal are the loopback addresses of history, matching and the
+	// system worker.
+	internal []string
 }
 
 // Start starts the server and returns once the frontend serves. Ports it
@@ -114,9 +117,17 @@ func start(o Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	// The frontend (gRPC and HTTP API) serves on o.IP; the services behind
+	// it (history, matching, the system worker) bind loopback only: they
+	// take no client authentication, and only this process talks to them.
+	const internalIP = "127.0.0.1"
 	ports := make([]int, 4) // frontend HTTP, history, matching, worker
 	for i := range ports {
-		if ports[i], err = freePortBelowEphemeral(o.IP); err != nil {
+		ip := internalIP
+		if i == 0 {
+			ip = o.IP
+		}
+		if ports[i], err = freePortBelowEphemeral(ip); err != nil {
 			return nil, err
 		}
 	}
@@ -149,9 +160,10 @@ func start(o Options) (*Server, error) {
 		}
 	}
 	hostport := func(p int) string { return net.JoinHostPort(o.IP, strconv.Itoa(p)) }
-	svc := func(grpc, http int) config.Service {
+	internal := func(p int) string { return net.JoinHostPort(internalIP, strconv.Itoa(p)) }
+	svc := func(ip string, grpc, http int) config.Service {
 		var s config.Service
-		s.RPC.GRPCPort, s.RPC.HTTPPort, s.RPC.BindOnIP = grpc, http, o.IP
+		s.RPC.GRPCPort, s.RPC.HTTPPort, s.RPC.BindOnIP = grpc, http, ip
 		return s
 	}
 	const clusterName = "active"
@@ -173,10 +185,10 @@ func start(o Options) (*Server, error) {
 	}
 	conf.DCRedirectionPolicy.Policy = "noop"
 	conf.Services = map[string]config.Service{
-		"frontend": svc(o.Port, ports[0]),
-		"history":  svc(ports[1], 0),
-		"matching": svc(ports[2], 0),
-		"worker":   svc(ports[3], 0),
+		"frontend": svc(o.IP, o.Port, ports[0]),
+		"history":  svc(internalIP, ports[1], 0),
+		"matching": svc(internalIP, ports[2], 0),
+		"worker":   svc(internalIP, ports[3], 0),
 	}
 	conf.Archival.History.State = "disabled"
 	conf.Archival.Visibility.State = "disabled"
@@ -208,9 +220,9 @@ func start(o Options) (*Server, error) {
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
 			primitives.FrontendService: static.SingleLocalHost(hostport(o.Port)),
-			primitives.HistoryService:  static.SingleLocalHost(hostport(ports[1])),
-			primitives.MatchingService: static.SingleLocalHost(hostport(ports[2])),
-			primitives.WorkerService:   static.SingleLocalHost(hostport(ports[3])),
+			primitives.HistoryService:  static.SingleLocalHost(internal(ports[1])),
+			primitives.MatchingService: static.SingleLocalHost(internal(ports[2])),
+			primitives.WorkerService:   static.SingleLocalHost(internal(ports[3])),
 		}),
 		temporal.WithLogger(logger),
 		temporal.WithDynamicConfigClient(dyn),
@@ -235,7 +247,8 @@ func start(o Options) (*Server, error) {
 		return nil, err
 	}
 	quiet := level.Level() > zap.InfoLevel
-	s := &Server{srv: srv, ui: ui, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet}
+	s := &Server{srv: srv, ui: ui, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet,
+		internal: []string{internal(ports[1]), internal(ports[2]), internal(ports[3])}}
 	if st != nil {
 		s.tls = st.client
 	}
