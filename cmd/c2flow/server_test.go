@@ -2,8 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/devstack/pgtest"
+	"github.com/c2flow/c2flow/internal/pki"
+	"github.com/c2flow/c2flow/internal/pki/pkitest"
 )
 
 // `c2flow server` refuses bad flags before touching a database, naming
@@ -26,5 +37,61 @@ func TestServerFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("server %v: %v, want an error saying %q", c.args, err, c.want)
 		}
+	}
+}
+
+// `c2flow server --tls-cert --tls-key --tls-client-ca` serves its frontend
+// with mutual TLS on PostgreSQL: a client with a certificate of the client
+// CA gets in, one without is refused, saying so.
+func TestServerMutualTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server on PostgreSQL")
+	}
+	pg := pgtest.URL(t, pgtest.Base(t))
+	serverCA := pkitest.NewCA(t, "server-ca")
+	clientCA := pkitest.NewCA(t, "client-ca")
+	cert, key := serverCA.Issue("temporal", pki.Server, "127.0.0.1")
+	cliCert, cliKey := clientCA.Issue("operator", pki.Client)
+	// A port below the ephemeral range: one freed from it can be taken
+	// by an outgoing connection before the server binds it.
+	var addr string
+	for addr == "" {
+		a := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if l, err := net.Listen("tcp", a); err == nil {
+			l.Close()
+			addr = a
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srvCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	stdout := os.Stdout
+	os.Stdout, _ = os.OpenFile(os.DevNull, os.O_WRONLY, 0) // the banner
+	defer func() { os.Stdout.Close(); os.Stdout = stdout }()
+	go func() {
+		done <- dispatch(srvCtx, []string{"server", "--db", pg, "--history-shards", "2", "--address", addr, "--ui", "",
+			"--log-level", "error", "--tls-cert", cert, "--tls-key", key, "--tls-client-ca", clientCA.CertFile})
+	}()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	}()
+	log := slog.New(slog.DiscardHandler)
+	good := cliflags.Temporal{Address: addr, Namespace: "default", Auth: cliflags.TemporalAuth{CertFile: cliCert, KeyFile: cliKey, CAFile: serverCA.CertFile}}
+	c, err := good.DialRetry(ctx, log, 2*time.Minute)
+	if err != nil {
+		t.Fatalf("with a client certificate: %v", err)
+	}
+	c.Close()
+	bare := cliflags.Temporal{Address: addr, Namespace: "default", Auth: cliflags.TemporalAuth{CAFile: serverCA.CertFile}}
+	if c, err := bare.Dial(ctx, log); err == nil {
+		c.Close()
+		t.Fatal("a client without a certificate got in")
+	} else if !strings.Contains(err.Error(), "requires a client certificate") {
+		t.Fatalf("without a client certificate: %v", err)
 	}
 }
