@@ -126,7 +126,12 @@ func TestFilecoinAndTestSchemeInOneBatch(t *testing.T) {
 			}
 		}
 	}
-	w := s.startWorker("w", worker.Config{PartitionWorkers: 2, FilecoinParams: t.TempDir()})
+	// Split roles, as a fleet runs: the orchestrator stores and verifies
+	// the C2s with the .vk alone (it downloads no .params), the prover
+	// proves.
+	orchDir := t.TempDir()
+	o := s.startWorker("o", worker.Config{Roles: []string{worker.RoleWorkflow}, FilecoinParams: orchDir})
+	w := s.startWorker("w", worker.Config{Roles: []string{worker.RoleProve}, PartitionWorkers: 2, FilecoinParams: t.TempDir()})
 
 	goodRef, goodRaw := s.putFilecoinC1(41, nil)
 	badRef, _ := s.putFilecoinC1(42, func(c *c1.SealCommitPhase1Output) {
@@ -153,13 +158,31 @@ func TestFilecoinAndTestSchemeInOneBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.stop(); err != nil {
-		t.Fatal(err)
+	for _, p := range []*workerProc{w, o} {
+		if err := p.stop(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	st := w.readStats()
-	t.Logf("mixed batch: %+v", st.Host)
-	if st.Host.BadC1 != 1 || st.Host.Invalid != 0 {
-		t.Errorf("host counted %d bad C1s, %d invalid proofs; want 1 and 0", st.Host.BadC1, st.Host.Invalid)
+	st, so := w.readStats(), o.readStats()
+	t.Logf("mixed batch: prover %+v, orchestrator %+v", st.Host, so.Host)
+	if bad := st.Host.BadC1 + so.Host.BadC1; bad != 1 || st.Host.Invalid != 0 {
+		t.Errorf("hosts counted %d bad C1s, %d invalid proofs; want 1 and 0", bad, st.Host.Invalid)
+	}
+	if so.Host.Stored != 3 {
+		t.Errorf("the orchestrator stored %d C2s, want 3", so.Host.Stored)
+	}
+	var vks int
+	ents, _ = os.ReadDir(orchDir)
+	for _, e := range ents {
+		switch {
+		case strings.HasSuffix(e.Name(), ".params"):
+			t.Errorf("the orchestrator downloaded %s: it verifies with the .vk alone", e.Name())
+		case strings.HasSuffix(e.Name(), ".vk"):
+			vks++
+		}
+	}
+	if vks != 1 {
+		t.Errorf("the orchestrator's Filecoin parameter directory holds %d .vk files, want 1", vks)
 	}
 }
 

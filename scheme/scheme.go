@@ -52,6 +52,26 @@ type Scheme interface {
 	// Circuit returns proof's circuit with its keys, loaded on first use
 	// and kept. A missing key wraps ErrNoKeys.
 	Circuit(ctx context.Context, proof string) (Circuit, error)
+	// Verifier returns what checks and stores proof's C2s: the circuit
+	// itself where this process has it loaded, else a verifier over the
+	// verifying key alone (a host that only stores and looks up C2s must
+	// not load a 32GiB circuit's proving key for it). A missing key wraps
+	// ErrNoKeys.
+	Verifier(ctx context.Context, proof string) (Verifier, error)
+}
+
+// Verifier assembles and verifies a proof's C2s.
+type Verifier interface {
+	// Assemble joins the partitions' encoded proofs, in order, into the
+	// sector's C2 bytes; an error names the partition at fault.
+	Assemble(s Sector, parts [][]byte) ([]byte, error)
+	// VerifyC2 checks a sector's C2 bytes: every partition proof against
+	// s's public inputs.
+	VerifyC2(s Sector, c2 []byte) error
+	// Digests identify the keys (manifests pin them); a verifier over the
+	// verifying key alone leaves PK (and the circuit's, if it has not
+	// recorded it) empty.
+	Digests() Digests
 }
 
 // Sector is a decoded C1 of one sector.
@@ -80,14 +100,8 @@ type Circuit interface {
 	// EncodePartition is a partition proof as it crosses Temporal and as
 	// Assemble takes it.
 	EncodePartition(proof *groth16bls.Proof) ([]byte, error)
-	// Assemble joins the partitions' encoded proofs, in order, into the
-	// sector's C2 bytes; an error names the partition at fault.
-	Assemble(s Sector, parts [][]byte) ([]byte, error)
-	// VerifyC2 checks a sector's C2 bytes: every partition proof against
-	// s's public inputs.
-	VerifyC2(s Sector, c2 []byte) error
-	// Digests identify the keys (manifests pin them).
-	Digests() Digests
+	// Verifier: Assemble, VerifyC2, Digests.
+	Verifier
 }
 
 // Digests identify a circuit's keys: the hex SHA-256 of the verifying and

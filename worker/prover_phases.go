@@ -85,10 +85,15 @@ func (p *ProverPhases) circuit(ctx context.Context, s scheme.Sector) (scheme.Cir
 		return nil, err
 	}
 	c, err := sc.Circuit(ctx, s.Proof())
+	return c, noKeys(err)
+}
+
+// noKeys makes missing keys a non-retryable NoKeys: an operator's fix.
+func noKeys(err error) error {
 	if errors.Is(err, scheme.ErrNoKeys) {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), job.ErrNoKeys, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), job.ErrNoKeys, err)
 	}
-	return c, err
+	return err
 }
 
 func (p *ProverPhases) sectorCircuit(ctx context.Context, ref job.SectorRef) (scheme.Sector, scheme.Circuit, error) {
@@ -101,6 +106,25 @@ func (p *ProverPhases) sectorCircuit(ctx context.Context, ref job.SectorRef) (sc
 		return nil, nil, err
 	}
 	return s, c, nil
+}
+
+// sectorVerifier reads and decodes ref's C1 and returns what verifies its
+// C2s: the circuit where this host has loaded it, else the verifying key
+// alone (a workflow-role host loads no proving key to store a C2).
+func (p *ProverPhases) sectorVerifier(ctx context.Context, ref job.SectorRef) (scheme.Sector, scheme.Verifier, error) {
+	s, err := p.sector(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := p.Schemes.For(s.Proof())
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := sc.Verifier(ctx, s.Proof())
+	if err != nil {
+		return nil, nil, noKeys(err)
+	}
+	return s, v, nil
 }
 
 // Check implements Phases: strict decoding, then every vanilla proof.
@@ -203,7 +227,7 @@ func (p *ProverPhases) Finish(ctx context.Context, pr Proving) ([]byte, time.Dur
 // a run whose C2 was found bad), the stored one is checked and kept, or
 // replaced when it does not verify.
 func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
-	s, c, err := p.sectorCircuit(ctx, in.SectorRef)
+	s, c, err := p.sectorVerifier(ctx, in.SectorRef)
 	if err != nil {
 		return job.StoreOutput{}, err
 	}
@@ -271,7 +295,7 @@ func (p *ProverPhases) Lookup(ctx context.Context, ref job.SectorRef) (job.Looku
 		return out, err
 	}
 	out.Found = true
-	s, c, err := p.sectorCircuit(ctx, ref)
+	s, c, err := p.sectorVerifier(ctx, ref)
 	if err != nil {
 		if isAppError(err, job.ErrBadC1) {
 			out.Reason = "its C1 cannot be checked: " + err.Error()

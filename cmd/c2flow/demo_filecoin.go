@@ -83,7 +83,7 @@ func runFilecoinDemo(ctx context.Context, d *devFlags, proof string, sectors int
 	// 4. Verify what storage holds, with a scheme of this process over the
 	// published parameters, not the worker's.
 	fc := c2.New(c2.Params{Dir: devDir}, logs.log)
-	circ, err := fc.Load(ctx, info.Name)
+	circ, err := fc.LoadVerifier(ctx, info.Name) // the .vk alone, as a user verifies
 	if err != nil {
 		return err
 	}

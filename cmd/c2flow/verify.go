@@ -78,7 +78,7 @@ func verifyFilecoin(ctx context.Context, c1Path, proofPath, dir string, cf *subm
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", c1Path, err)
 	}
-	circ, err := fc.Load(ctx, ref.Profile)
+	circ, err := fc.LoadVerifier(ctx, ref.Profile) // the .vk alone
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}

@@ -42,10 +42,19 @@ func (k *keys) wrap(err error) error {
 	return fmt.Errorf("%w [parameters: DEVELOPMENT SETUP]", err)
 }
 
+// Verifier assembles and verifies one seal proof's C2s with its verifying
+// key. Scheme.Verifier gives one over the .vk alone where the process has
+// not loaded the circuit.
+type Verifier struct {
+	info proofs.SealProofInfo
+	k    *keys // for a verifier over the .vk alone: shape, files, dev, vk, pvk and the VK digest
+}
+
+var _ scheme.Verifier = (*Verifier)(nil)
+
 // Circuit is one seal proof's circuit with its keys.
 type Circuit struct {
-	info proofs.SealProofInfo
-	k    *keys
+	Verifier
 }
 
 var _ scheme.Circuit = (*Circuit)(nil)
@@ -55,10 +64,10 @@ var _ scheme.Circuit = (*Circuit)(nil)
 func (c *Circuit) Info() proofs.SealProofInfo { return c.info }
 
 // Files are the circuit's parameter files.
-func (c *Circuit) Files() Files { return c.k.files }
+func (c *Verifier) Files() Files { return c.k.files }
 
 // Dev reports whether the parameters are a development setup.
-func (c *Circuit) Dev() bool { return c.k.dev }
+func (c *Verifier) Dev() bool { return c.k.dev }
 
 // Counts are one partition's circuit sizes, as recorded.
 func (c *Circuit) Counts() Counts { return c.k.counts }
@@ -83,10 +92,10 @@ func (c *Circuit) PartitionBytes() int64 { return c.k.counts.Bytes() }
 // Digests implements scheme.Circuit: the hex SHA-256 of the .vk and
 // .params files (not parameters.json's digests: see ParamDigests) and the
 // recorded circuit shape's SHA-256.
-func (c *Circuit) Digests() scheme.Digests { return c.k.digests }
+func (c *Verifier) Digests() scheme.Digests { return c.k.digests }
 
 // sector returns s as a sector this circuit proves.
-func (c *Circuit) sector(s scheme.Sector) (*Sector, error) {
+func (c *Verifier) sector(s scheme.Sector) (*Sector, error) {
 	sec, ok := s.(*Sector)
 	if !ok {
 		return nil, c.k.wrap(fmt.Errorf("filecoin circuit %s: not a Filecoin sector (%T)", c.info.Name, s))
@@ -189,10 +198,10 @@ func (c *Circuit) EncodePartition(proof *groth16bls.Proof) ([]byte, error) {
 	return b[:], nil
 }
 
-// Assemble implements scheme.Circuit: the partitions' 192-byte proofs,
+// Assemble implements scheme.Verifier: the partitions' 192-byte proofs,
 // each decoded (points on the curve and in the subgroup), concatenated in
 // order: SealCommitPhase2's proof.
-func (c *Circuit) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
+func (c *Verifier) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
 	sec, err := c.sector(s)
 	if err != nil {
 		return nil, err
@@ -210,10 +219,10 @@ func (c *Circuit) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
 	return out, nil
 }
 
-// VerifyC2 implements scheme.Circuit: c2 must be exactly Partitions()
+// VerifyC2 implements scheme.Verifier: c2 must be exactly Partitions()
 // 192-byte proofs, each verified with the Filecoin verifying key (.vk)
 // against its partition's public inputs.
-func (c *Circuit) VerifyC2(s scheme.Sector, c2 []byte) error {
+func (c *Verifier) VerifyC2(s scheme.Sector, c2 []byte) error {
 	sec, err := c.sector(s)
 	if err != nil {
 		return err

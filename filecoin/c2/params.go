@@ -203,10 +203,18 @@ func (s *Scheme) checkSums(ctx context.Context, loc *located) (pSums, vSums file
 // locate finds info's parameter pair: the one parameters.json lists for
 // the proof's tree shape and sector size (downloaded from the Remote
 // where Dir lacks it), else, in a development setup, the one in Dir whose
-// .vk has numInputs IC points. A missing pair wraps scheme.ErrNoKeys.
-func (s *Scheme) locate(ctx context.Context, info *proofs.SealProofInfo, numInputs int) (*located, error) {
+// .vk has numInputs IC points. With vkOnly only the .vk need be present
+// (and is the only file downloaded) where the pair is given or listed. A
+// missing pair wraps scheme.ErrNoKeys.
+func (s *Scheme) locate(ctx context.Context, info *proofs.SealProofInfo, numInputs int, vkOnly bool) (*located, error) {
+	need := func(f Files) []string {
+		if vkOnly {
+			return []string{f.VK}
+		}
+		return []string{f.VK, f.Params}
+	}
 	if p := s.params.Pair; p != nil {
-		for _, f := range []string{p.VK, p.Params} {
+		for _, f := range need(*p) {
 			if _, err := os.Stat(f); err != nil {
 				return nil, fmt.Errorf("%s parameters: %w: %w", info.Name, err, scheme.ErrNoKeys)
 			}
@@ -241,7 +249,11 @@ func (s *Scheme) locate(ctx context.Context, info *proofs.SealProofInfo, numInpu
 		if dev {
 			log = log.With("parameters", "DEVELOPMENT SETUP")
 		}
-		for _, f := range []struct{ path, want string }{{loc.VK, loc.wantVK}, {loc.Params, loc.wantParams}} {
+		files := []struct{ path, want string }{{loc.VK, loc.wantVK}, {loc.Params, loc.wantParams}}
+		if vkOnly {
+			files = files[:1]
+		}
+		for _, f := range files {
 			if err := s.ensure(ctx, f.path, f.want, log); err != nil {
 				return nil, fmt.Errorf("%s parameters: %w", info.Name, err)
 			}

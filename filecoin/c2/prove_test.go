@@ -3,11 +3,13 @@ package c2_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +211,38 @@ func TestProve2KiB(t *testing.T) {
 	wantErr(t, "assemble garbage", func() error { _, err := circ.Assemble(sec, [][]byte{make([]byte, 192)}); return err }(), nil, "partition 7/0")
 	wantErr(t, "assemble two", func() error { _, err := circ.Assemble(sec, [][]byte{enc, enc}); return err }(), nil, "2 partition proofs")
 
+	// The loaded circuit is this process's verifier; a process without it
+	// verifies with the .vk alone, downloading nothing else.
+	if v, err := s.Verifier(ctx, proof); err != nil || v.Digests() != d {
+		t.Fatalf("verifier where the circuit is loaded: %v, digests %+v, want the circuit's %+v", err, v.Digests(), d)
+	}
+	remote := &dirRemote{dir: dir}
+	vs := c2.New(c2.Params{Dir: t.TempDir(), Remote: remote, ShapeDir: t.TempDir()}, log)
+	v, err := vs.Verifier(ctx, proof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Digests(); got.VK != vkSHA || got.PK != "" {
+		t.Fatalf("verifying-key-only digests %+v: want the .vk's SHA-256 and no PK digest", got)
+	}
+	if err := v.VerifyC2(sec, c2b); err != nil {
+		t.Fatalf("verifying key alone: %v", err)
+	}
+	bad := bytes.Clone(c2b)
+	bad[100] ^= 0x01
+	wantErr(t, "tampered byte, verifying key alone", v.VerifyC2(sec, bad), nil, "sector 7", "DEVELOPMENT SETUP")
+	if got, err := v.(*c2.Verifier).Assemble(sec, [][]byte{enc}); err != nil || !bytes.Equal(got, c2b) {
+		t.Fatalf("assemble with the verifying key alone: %v", err)
+	}
+	for _, k := range remote.opened() {
+		if strings.HasSuffix(k, ".params") {
+			t.Fatalf("the verifier downloaded %s (opened %v)", k, remote.opened())
+		}
+	}
+	if !slices.Contains(remote.opened(), c2.RemotePrefix+filepath.Base(files.VK)) {
+		t.Fatalf("the verifier did not download the .vk: opened %v", remote.opened())
+	}
+
 	n := 0
 	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		n++
@@ -226,4 +260,25 @@ func mustMarshal(t *testing.T, c *c1.SealCommitPhase1Output) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// dirRemote serves a directory as a c2.Remote and records what was
+// opened.
+type dirRemote struct {
+	dir  string
+	mu   sync.Mutex
+	keys []string
+}
+
+func (r *dirRemote) Open(_ context.Context, key string) (io.ReadCloser, error) {
+	r.mu.Lock()
+	r.keys = append(r.keys, key)
+	r.mu.Unlock()
+	return os.Open(filepath.Join(r.dir, strings.TrimPrefix(key, c2.RemotePrefix)))
+}
+
+func (r *dirRemote) opened() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.keys)
 }

@@ -30,6 +30,7 @@ type Scheme struct {
 
 	mu    sync.Mutex
 	loads map[circuit.Shape]*loading
+	vks   map[circuit.Shape]*keys // verifying keys loaded alone (Verifier)
 	sums  sumCache
 }
 
@@ -48,7 +49,7 @@ func New(p Params, log *slog.Logger) *Scheme {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Scheme{params: p, log: log.With("scheme", "filecoin"), loads: map[circuit.Shape]*loading{}}
+	return &Scheme{params: p, log: log.With("scheme", "filecoin"), loads: map[circuit.Shape]*loading{}, vks: map[circuit.Shape]*keys{}}
 }
 
 // Name implements scheme.Scheme.
@@ -175,8 +176,95 @@ func (s *Scheme) Load(ctx context.Context, proof string) (*Circuit, error) {
 			}
 			return nil, l.err
 		}
-		return &Circuit{info: info, k: l.k}, nil
+		return &Circuit{Verifier{info: info, k: l.k}}, nil
 	}
+}
+
+// Verifier implements scheme.Scheme: the loaded circuit's keys where
+// this process has loaded them (a prover), else the proof's verifying key
+// alone, located like the pair (downloaded if need be: the .vk only),
+// checked against parameters.json and kept. A host that only stores and
+// looks up C2s so never reads, downloads or converts a .params file
+// (~47 GiB for 32GiB sectors).
+func (s *Scheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
+	v, err := s.LoadVerifier(ctx, proof)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// LoadVerifier is Verifier's concrete result (see Verifier).
+func (s *Scheme) LoadVerifier(ctx context.Context, proof string) (*Verifier, error) {
+	info, err := proofs.ByName(proof)
+	if err != nil {
+		return nil, fmt.Errorf("filecoin verifier: %w", err)
+	}
+	shape := circuit.ShapeOf(info)
+	s.mu.Lock()
+	k := s.vks[shape]
+	if l, ok := s.loads[shape]; ok {
+		select {
+		case <-l.done:
+			if l.err == nil {
+				k = l.k
+			}
+		default: // loading: the verifying key alone is quicker
+		}
+	}
+	s.mu.Unlock()
+	if k == nil {
+		if k, err = s.loadVK(ctx, &info); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.vks[shape] = k
+		s.mu.Unlock()
+	}
+	return &Verifier{info: info, k: k}, nil
+}
+
+// readVK reads the verifying key at path, which must have one IC point per
+// circuit input.
+func readVK(path string, numInputs int) (*groth.VerifyingKey, error) {
+	vk, err := groth.ReadVerifyingKeyFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(vk.IC) != numInputs {
+		return nil, fmt.Errorf("%s has %d IC points, the circuit has %d inputs: a key of another circuit: %w", path, len(vk.IC), numInputs, ErrBadParams)
+	}
+	return vk, nil
+}
+
+// loadVK locates, checks and reads info's verifying key alone.
+func (s *Scheme) loadVK(ctx context.Context, info *proofs.SealProofInfo) (*keys, error) {
+	cshape := circuit.ShapeOf(*info)
+	loc, err := s.locate(ctx, info, cshape.NumInputs(), true)
+	if err != nil {
+		return nil, err
+	}
+	k := &keys{shape: cshape, files: loc.Files, dev: loc.dev, paramsDigest: loc.wantParams, vkDigest: loc.wantVK}
+	sums, err := s.sums.of(ctx, loc.VK)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s verifying key: %w", info.Name, err))
+	}
+	if loc.wantVK != "" && sums.filDig != loc.wantVK {
+		return nil, k.wrap(fmt.Errorf("%s verifying key: %s: digest %s, %s says %s: %w (delete the file to fetch it again)",
+			info.Name, loc.VK, sums.filDig, ParametersJSON, loc.wantVK, ErrBadParams))
+	}
+	vk, err := readVK(loc.VK, cshape.NumInputs())
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s verifying key: %w", info.Name, err))
+	}
+	k.vk, k.pvk = vk, vk.Prepare()
+	k.digests = scheme.Digests{VK: sums.sha256}
+	log := s.log.With("proof", info.Name, "circuit", cshape.String())
+	if k.dev {
+		log = log.With("parameters", "DEVELOPMENT SETUP")
+	}
+	log.Info("Filecoin verifying key loaded alone, for C2 verification", "vk", filepath.Base(loc.VK), "checked_against_parameters_json", loc.wantVK != "")
+	return k, nil
 }
 
 // load locates, checks and reads info's parameters.
@@ -184,7 +272,7 @@ func (s *Scheme) load(ctx context.Context, info *proofs.SealProofInfo) (*keys, e
 	t0 := time.Now()
 	cshape := circuit.ShapeOf(*info)
 	log := s.log.With("proof", info.Name, "circuit", cshape.String())
-	loc, err := s.locate(ctx, info, cshape.NumInputs())
+	loc, err := s.locate(ctx, info, cshape.NumInputs(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -199,13 +287,9 @@ func (s *Scheme) load(ctx context.Context, info *proofs.SealProofInfo) (*keys, e
 		return nil, k.wrap(fmt.Errorf("%s parameters: %w", info.Name, err))
 	}
 	tSums := time.Since(t0)
-	vk, err := groth.ReadVerifyingKeyFile(loc.VK)
+	vk, err := readVK(loc.VK, cshape.NumInputs())
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s parameters: %w", info.Name, err))
-	}
-	if len(vk.IC) != cshape.NumInputs() {
-		return nil, k.wrap(fmt.Errorf("%s parameters: %s has %d IC points, the circuit has %d inputs: a key of another circuit: %w",
-			info.Name, loc.VK, len(vk.IC), cshape.NumInputs(), ErrBadParams))
 	}
 
 	// The circuit's shape gives the densities that place bellperson's
