@@ -164,18 +164,20 @@ func (ws *witnesses) expire(ttl time.Duration) (expired, early int) {
 	for h, w := range ws.m {
 		switch {
 		case w.busy:
+		case w.proof != nil: // a finished partition: dropped quietly
+			if now.After(w.dropAt) {
+				old = append(old, h)
+			}
 		case now.Sub(w.created) > ttl:
 			old = append(old, h)
 			expired++
 		case !w.dropAt.IsZero() && now.After(w.dropAt):
 			old = append(old, h)
-			if w.proof == nil {
-				early++ // unclaimed; kept proofs are not news
-				if ws.unclaimed == nil {
-					ws.unclaimed = map[string]time.Time{}
-				}
-				ws.unclaimed[h] = now
+			early++
+			if ws.unclaimed == nil {
+				ws.unclaimed = map[string]time.Time{}
 			}
+			ws.unclaimed[h] = now
 		}
 	}
 	for h, t := range ws.unclaimed {

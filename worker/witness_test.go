@@ -160,6 +160,15 @@ func TestFinalizeRetryReplaysItsProof(t *testing.T) {
 	if n := h.Witnesses(); n != 0 {
 		t.Fatalf("%d witnesses to drain: a kept proof is a finished partition", n)
 	}
+	// Past the witness TTL but within its keep: kept, and not an expiry.
+	h.ws.mu.Lock()
+	for _, w := range h.ws.m {
+		w.created = time.Now().Add(-time.Hour)
+	}
+	h.ws.mu.Unlock()
+	if expired, unclaimed := h.ws.expire(time.Minute); expired != 0 || unclaimed != 0 || len(h.ws.m) != 1 {
+		t.Fatalf("a kept proof past the TTL: %d expired, %d unclaimed, %d left", expired, unclaimed, len(h.ws.m))
+	}
 	if _, err := env.ExecuteActivity(h.Release, in); err != nil {
 		t.Fatal(err)
 	}
