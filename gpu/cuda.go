@@ -5,7 +5,9 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
+	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
@@ -39,14 +41,40 @@ func loadICICLE() error {
 
 // CUDA is one GPU through icicle. Proving-key bases are uploaded once per
 // device and kept (like cuzk's pinned SRS), keyed by the identity of the
-// base slice; scalars and NTT vectors travel per call.
+// base slice, while they fit in the device memory the backend may use
+// (WithDeviceMemory); a base set that does not fit is streamed: each MSM
+// sends it in chunks that do, and adds the chunks' sums. Scalars and NTT
+// vectors travel per call.
+//
+// At 32GiB a partition's G1 bases (A, B, K, H) are about 50 GB: resident
+// on an H200, streamed on the 16-24 GB cards providers run. icicle-gnark's
+// Go wrappers expose no host-memory pinning, so chunks go from pageable
+// host memory (the driver stages them); pinning them is the next step
+// where the wrapper allows it.
 type CUDA struct {
 	id     int
 	device icicle_runtime.Device
+	log    *slog.Logger
 	mu     sync.Mutex
 	bases  map[basesKey]icicle_core.DeviceSlice
-	domain uint64 // size the NTT domain was initialised for
+	// streamed are the base sets that did not fit, logged once each.
+	streamed map[basesKey]bool
+	domain   uint64 // size the NTT domain was initialised for
+	// limit is what the backend may hold on the device (bases resident
+	// plus one call's working space); used is what resident bases hold.
+	limit, used int64
 }
+
+// deviceMargin is left free by the default cap: the CUDA context, icicle's
+// MSM buckets and NTT twiddles, another process's allocations.
+const deviceMargin = 2 << 30
+
+// Sizes on the device: an affine G1 point is two 48-byte coordinates, a
+// scalar 32 bytes.
+const (
+	g1AffineBytes = int64(unsafe.Sizeof(icicle_bls.Affine{}))
+	scalarBytes   = int64(unsafe.Sizeof(icicle_bls.ScalarField{}))
+)
 
 type basesKey struct {
 	first *curve.G1Affine
@@ -54,7 +82,14 @@ type basesKey struct {
 }
 
 // NewCUDA opens CUDA device id.
-func NewCUDA(id int) (*CUDA, error) {
+func NewCUDA(id int, opts ...CUDAOption) (*CUDA, error) {
+	var cfg cudaConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.log == nil {
+		cfg.log = slog.New(slog.DiscardHandler)
+	}
 	if err := loadICICLE(); err != nil {
 		return nil, err
 	}
@@ -62,7 +97,27 @@ func NewCUDA(id int) (*CUDA, error) {
 	if !icicle_runtime.IsDeviceAvailable(&dev) {
 		return nil, fmt.Errorf("cuda device %d is not available", id)
 	}
-	return &CUDA{id: id, device: dev, bases: map[basesKey]icicle_core.DeviceSlice{}}, nil
+	c := &CUDA{id: id, device: dev, log: cfg.log.With("device", fmt.Sprintf("cuda/%d", id)),
+		bases: map[basesKey]icicle_core.DeviceSlice{}, streamed: map[basesKey]bool{}, limit: cfg.deviceMemory}
+	var free, total uint
+	if err := c.run(func() error {
+		m, e := icicle_runtime.GetAvailableMemory()
+		if e != icicle_runtime.Success {
+			return ierr("available memory", e)
+		}
+		free, total = m.Free, m.Total
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if c.limit <= 0 {
+		c.limit = int64(free) - deviceMargin
+	}
+	if c.limit <= 0 {
+		return nil, fmt.Errorf("cuda device %d: %d bytes free, less than the %d-byte margin", id, free, deviceMargin)
+	}
+	c.log.Info("cuda device memory", "limit_bytes", c.limit, "free_bytes", free, "total_bytes", total)
+	return c, nil
 }
 
 // CUDADeviceCount is the number of visible CUDA devices.
@@ -82,7 +137,7 @@ func CUDADeviceCount() (int, error) {
 }
 
 // CUDASlots returns one slot per listed device (all visible if none).
-func CUDASlots(ids []int) (*Slots, error) {
+func CUDASlots(ids []int, opts ...CUDAOption) (*Slots, error) {
 	if len(ids) == 0 {
 		n, err := CUDADeviceCount()
 		if err != nil {
@@ -97,7 +152,7 @@ func CUDASlots(ids []int) (*Slots, error) {
 	}
 	devs := make([]Backend, len(ids))
 	for i, id := range ids {
-		d, err := NewCUDA(id)
+		d, err := NewCUDA(id, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -124,20 +179,64 @@ func ierr(what string, e icicle_runtime.EIcicleError) error {
 }
 
 // resident returns the device copy of a base slice, uploading it (and
-// leaving Montgomery form) on first use.
-func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, error) {
+// leaving Montgomery form) on first use; ok is false when the set does
+// not fit beside the resident ones and one call's scalars, and is then
+// streamed (msmStreamed).
+func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool, error) {
 	key := basesKey{&points[0], len(points)}
 	if d, ok := c.bases[key]; ok {
-		return d, nil
+		return d, true, nil
+	}
+	size := int64(len(points)) * g1AffineBytes
+	if c.used+size+int64(len(points))*scalarBytes > c.limit {
+		if !c.streamed[key] {
+			c.streamed[key] = true
+			c.log.Info("msm bases streamed in chunks (they do not fit the device memory limit)", "points", len(points), "bytes", size,
+				"resident_bytes", c.used, "limit_bytes", c.limit, "chunk_points", c.chunkPoints())
+		}
+		return icicle_core.DeviceSlice{}, false, nil
 	}
 	var d icicle_core.DeviceSlice
 	icicle_core.HostSliceFromElements(points).CopyToDevice(&d, true)
 	if err := ierr("bases from Montgomery form", icicle_bls.AffineFromMontgomery(d)); err != nil {
 		d.Free()
-		return d, err
+		return d, false, err
 	}
 	c.bases[key] = d
-	return d, nil
+	c.used += size
+	c.log.Info("msm bases resident on the device", "points", len(points), "bytes", size, "resident_bytes", c.used, "limit_bytes", c.limit)
+	return d, true, nil
+}
+
+// chunkPoints is how many points (with their scalars) one streamed chunk
+// holds: what the limit leaves beside the resident bases.
+func (c *CUDA) chunkPoints() int {
+	return int(max((c.limit-c.used)/(g1AffineBytes+scalarBytes), 1))
+}
+
+// msmStreamed is an MSM whose bases are not resident: icicle copies each
+// chunk of host bases (Montgomery form, converted on the device) and
+// scalars, and the chunks' sums are added on the host.
+func (c *CUDA) msmStreamed(ctx context.Context, points []curve.G1Affine, scalars []fr.Element) (curve.G1Jac, error) {
+	var acc curve.G1Jac
+	step := c.chunkPoints()
+	cfg := icicle_msm.GetDefaultMSMConfig()
+	cfg.AreScalarsMontgomeryForm = true
+	cfg.AreBasesMontgomeryForm = true
+	out := make(icicle_core.HostSlice[icicle_bls.Projective], 1)
+	for lo := 0; lo < len(points); lo += step {
+		if err := ctx.Err(); err != nil {
+			return acc, err
+		}
+		hi := min(lo+step, len(points))
+		if err := ierr("msm g1 (streamed chunk)", icicle_msm.Msm(icicle_core.HostSliceFromElements(scalars[lo:hi]),
+			icicle_core.HostSliceFromElements(points[lo:hi]), &cfg, out)); err != nil {
+			return acc, err
+		}
+		part := projectiveToJac(out[0])
+		acc.AddAssign(&part)
+	}
+	return acc, nil
 }
 
 // MSMG1 implements Backend on the GPU.
@@ -155,8 +254,12 @@ func (c *CUDA) MSMG1(ctx context.Context, points []curve.G1Affine, scalars []fr.
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	err := c.run(func() error {
-		bases, err := c.resident(points)
+		bases, ok, err := c.resident(points)
 		if err != nil {
+			return err
+		}
+		if !ok {
+			res, err = c.msmStreamed(ctx, points, scalars)
 			return err
 		}
 		cfg := icicle_msm.GetDefaultMSMConfig()

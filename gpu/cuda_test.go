@@ -22,15 +22,7 @@ func TestCUDAMatchesCPU(t *testing.T) {
 	cpu := &CPU{}
 	ctx := context.Background()
 	const n = 1 << 12
-	_, _, g1, _ := curve.Generators()
-	points := make([]curve.G1Affine, n)
-	scalars := make([]fr.Element, n)
-	for i := range points {
-		var s fr.Element
-		s.SetRandom()
-		points[i].ScalarMultiplication(&g1, s.BigInt(new(big.Int)))
-		scalars[i].SetRandom()
-	}
+	points, scalars := randomMSM(n)
 	want, _ := cpu.MSMG1(ctx, points, scalars)
 	for rep := 0; rep < 2; rep++ { // the second call uses the resident bases
 		got, err := gpu.MSMG1(ctx, points, scalars)
@@ -69,4 +61,41 @@ func TestCUDAMatchesCPU(t *testing.T) {
 			}
 		}
 	}
+}
+
+// With a device memory limit that holds a few hundred points, the bases
+// are streamed in chunks, and the MSM still agrees with the CPU's.
+func TestCUDAStreamedMatchesCPU(t *testing.T) {
+	const n = 1 << 12
+	gpu, err := NewCUDA(0, WithDeviceMemory(300*(g1AffineBytes+scalarBytes)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	points, scalars := randomMSM(n)
+	want, _ := (&CPU{}).MSMG1(ctx, points, scalars)
+	got, err := gpu.MSMG1(ctx, points, scalars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(&want) {
+		t.Fatal("streamed CUDA MSM differs from the CPU's")
+	}
+	if gpu.used != 0 || !gpu.streamed[basesKey{&points[0], n}] {
+		t.Fatalf("bases not streamed: %d bytes resident", gpu.used)
+	}
+}
+
+// randomMSM returns n random G1 points and scalars.
+func randomMSM(n int) ([]curve.G1Affine, []fr.Element) {
+	_, _, g1, _ := curve.Generators()
+	points := make([]curve.G1Affine, n)
+	scalars := make([]fr.Element, n)
+	for i := range points {
+		var s fr.Element
+		s.SetRandom()
+		points[i].ScalarMultiplication(&g1, s.BigInt(new(big.Int)))
+		scalars[i].SetRandom()
+	}
+	return points, scalars
 }

@@ -11,4 +11,4 @@ const HasCUDA = false
 var ErrNoCUDA = errors.New("this build has no CUDA backend: rebuild with -tags cuda on a host with icicle's libraries (scripts/build-cuda.sh)")
 
 // CUDASlots is unavailable in this build.
-func CUDASlots([]int) (*Slots, error) { return nil, ErrNoCUDA }
+func CUDASlots([]int, ...CUDAOption) (*Slots, error) { return nil, ErrNoCUDA }

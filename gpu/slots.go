@@ -249,7 +249,7 @@ func (s *Slots) Busy() map[string]time.Duration {
 // NewBackendSlots returns the device slots of a backend by name: "cpu"
 // pseudo-devices (cpuDevices of them), or the listed CUDA devices (all
 // visible when none are listed; a build without the cuda tag says so).
-func NewBackendSlots(backend string, devices []int, cpuDevices int) (*Slots, error) {
+func NewBackendSlots(backend string, devices []int, cpuDevices int, opts ...CUDAOption) (*Slots, error) {
 	switch backend {
 	case "", "cpu":
 		if len(devices) > 0 {
@@ -257,7 +257,7 @@ func NewBackendSlots(backend string, devices []int, cpuDevices int) (*Slots, err
 		}
 		return CPUSlots(max(1, cpuDevices), 0)
 	case "cuda":
-		return CUDASlots(devices)
+		return CUDASlots(devices, opts...)
 	}
 	return nil, fmt.Errorf("unknown backend %q (cpu or cuda)", backend)
 }

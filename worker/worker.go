@@ -49,13 +49,15 @@ type Config struct {
 	CPUDevices       int    // cpu: pseudo-devices sharing the cores
 	FinalizeSlots    int    // concurrent finalizes (0: one per device)
 	EarlyG2          bool
-	WitnessTTL       time.Duration    // idle witnesses are dropped after it (0: 15m)
-	DrainTimeout     time.Duration    // on stop, time given to witnesses in memory to finish (0: 2m)
-	ParamsDir        string           // local parameter cache
-	StatsFile        string           // if set, JSON stats are written here every second and at exit
-	Hooks            *Hooks           // tests only: fault injection (nil in production)
-	Metrics          *metrics.Metrics `json:"-"` // optional: Prometheus metrics (the client's SDK handler too)
-	Log              *slog.Logger
+	// DeviceMemory caps each cuda device's memory use (gpu.WithDeviceMemory).
+	DeviceMemory int64
+	WitnessTTL   time.Duration    // idle witnesses are dropped after it (0: 15m)
+	DrainTimeout time.Duration    // on stop, time given to witnesses in memory to finish (0: 2m)
+	ParamsDir    string           // local parameter cache
+	StatsFile    string           // if set, JSON stats are written here every second and at exit
+	Hooks        *Hooks           // tests only: fault injection (nil in production)
+	Metrics      *metrics.Metrics `json:"-"` // optional: Prometheus metrics (the client's SDK handler too)
+	Log          *slog.Logger
 	// Spill is where split roles pass witnesses: "dir:PATH" (a disk every
 	// host mounts) or "s3" (the artifact store, under spill/).
 	Spill string
@@ -177,7 +179,8 @@ func newHost(ctx context.Context, store *storage.Store, cfg *Config) (*Host, err
 		cfg.Backend = "sim"
 		slots, err = cfg.Sim.Slots(cfg.ID)
 	} else {
-		slots, err = gpu.NewBackendSlots(backendName(cfg.Backend), cfg.Devices, cfg.CPUDevices)
+		slots, err = gpu.NewBackendSlots(backendName(cfg.Backend), cfg.Devices, cfg.CPUDevices,
+			gpu.WithDeviceMemory(cfg.DeviceMemory), gpu.WithCUDALogger(cfg.Log))
 	}
 	if err != nil {
 		return nil, err

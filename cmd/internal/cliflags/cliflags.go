@@ -218,7 +218,11 @@ func AddHost(fs *flag.FlagSet) (func() (worker.Config, error), error) {
 		if err != nil {
 			return c, err
 		}
+		if dv.DeviceMemory < 0 {
+			return c, fmt.Errorf("--device-memory %d: a byte count, 0 for the default", dv.DeviceMemory)
+		}
 		c.Devices, c.ParamsDir, c.Backend, c.CPUDevices, c.EarlyG2 = ids, dv.Params, dv.Backend, dv.CPUDevices, dv.EarlyG2
+		c.DeviceMemory = dv.DeviceMemory
 		c.Roles = split(*roles)
 		c.Profiles = split(*profiles)
 		return c, nil

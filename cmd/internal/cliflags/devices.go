@@ -2,6 +2,7 @@ package cliflags
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/params"
@@ -14,7 +15,11 @@ type Devices struct {
 	Backend    string // cpu, or cuda (a build with -tags cuda)
 	CPUDevices int    // cpu: pseudo-devices sharing the cores
 	CUDA       string // cuda: device indices, "0,1"; empty: all visible
-	EarlyG2    bool
+	// DeviceMemory caps the device memory a cuda device's backend keeps
+	// (resident bases and a call's working space); 0: free memory less a
+	// margin. Bases beyond it are streamed in chunks.
+	DeviceMemory int64
+	EarlyG2      bool
 }
 
 // Add registers the flags.
@@ -23,6 +28,7 @@ func (d *Devices) Add(fs *flag.FlagSet) {
 	fs.StringVar(&d.Backend, "backend", "cpu", "device backend: cpu, or cuda (a build with -tags cuda)")
 	fs.IntVar(&d.CPUDevices, "cpu-devices", 1, "CPU backend pseudo-devices sharing this host's cores")
 	fs.StringVar(&d.CUDA, "devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")
+	fs.Int64Var(&d.DeviceMemory, "device-memory", 0, "cuda: bytes of device memory each device's backend may hold (0: its free memory less 2 GiB); proving-key bases beyond it are streamed in chunks, and the log says which")
 	fs.BoolVar(&d.EarlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
 }
 
@@ -36,5 +42,8 @@ func (d *Devices) Slots() (*gpu.Slots, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gpu.NewBackendSlots(d.Backend, ids, d.CPUDevices)
+	if d.DeviceMemory < 0 {
+		return nil, fmt.Errorf("--device-memory %d: a byte count, 0 for the default", d.DeviceMemory)
+	}
+	return gpu.NewBackendSlots(d.Backend, ids, d.CPUDevices, gpu.WithDeviceMemory(d.DeviceMemory))
 }
