@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 
-.PHONY: build demo test vet bench clean deploy-env
+.PHONY: build demo test vet bench clean deploy-env proto
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -30,3 +30,18 @@ deploy-env:
 
 clean:
 	rm -rf $(BIN) .c2flow
+
+# The cuzk protocol's Go (gateway/cuzkpb), generated with pinned plugins:
+# protoc from Debian's protobuf-compiler, protoc-gen-go and
+# protoc-gen-go-grpc from the module proxy. The generated files are
+# committed; this target remakes them.
+PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.11
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+proto:
+	command -v protoc >/dev/null || { echo "protoc missing: apt-get install protobuf-compiler"; exit 1; }
+	GOBIN=$(CURDIR)/.c2flow/protoc-bin $(GO) install $(PROTOC_GEN_GO)
+	GOBIN=$(CURDIR)/.c2flow/protoc-bin $(GO) install $(PROTOC_GEN_GO_GRPC)
+	cd gateway/cuzkpb && PATH=$(CURDIR)/.c2flow/protoc-bin:$$PATH protoc -I . \
+		--go_out=. --go_opt=paths=source_relative --go_opt=Mproving.proto=github.com/c2flow/c2flow/gateway/cuzkpb \
+		--go-grpc_out=. --go-grpc_opt=paths=source_relative --go-grpc_opt=Mproving.proto=github.com/c2flow/c2flow/gateway/cuzkpb \
+		proving.proto

@@ -9,14 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/intake"
 )
 
 // defaultProverID is the prover id of c2flow's Filecoin test sectors: the
@@ -125,11 +124,9 @@ func runC1(ctx context.Context, args []string) error {
 
 // c1CheckFlags are the public data given on the command line.
 type c1CheckFlags struct {
-	proverID, sectorID         string
-	ticket, seed, commD, commR string
-	proof                      string
-	timing                     bool
-	workers                    int
+	intake.Public
+	timing  bool
+	workers int
 }
 
 // c1Check checks each C1 file natively and prints one line per file to
@@ -140,13 +137,13 @@ type c1CheckFlags struct {
 func c1Check(ctx context.Context, args []string, out, logw io.Writer) error {
 	fs := newFlags("c1 check")
 	var f c1CheckFlags
-	fs.StringVar(&f.proverID, "prover-id", "", "prover id (32 bytes hex): check the replica id it derives with the sector id (--sector-id, else the Commit2In SectorNum, else the N of a file named N.c1.json)")
-	fs.StringVar(&f.sectorID, "sector-id", "", "sector id (with --prover-id; one file only)")
-	fs.StringVar(&f.ticket, "ticket", "", "with --prover-id: the sector's ticket (hex); default: the file's")
-	fs.StringVar(&f.seed, "seed", "", "with --prover-id: the sector's seed (hex); default: the file's")
-	fs.StringVar(&f.commD, "comm-d", "", "with --prover-id: the sector's comm_d (hex); default: the file's")
-	fs.StringVar(&f.commR, "comm-r", "", "with --prover-id: the sector's comm_r (hex); default: the file's")
-	fs.StringVar(&f.proof, "proof", "", "with --prover-id: the sector's registered seal proof; default: the file's")
+	fs.StringVar(&f.ProverID, "prover-id", "", "prover id (32 bytes hex): check the replica id it derives with the sector id (--sector-id, else the Commit2In SectorNum, else the N of a file named N.c1.json)")
+	fs.StringVar(&f.SectorID, "sector-id", "", "sector id (with --prover-id; one file only)")
+	fs.StringVar(&f.Ticket, "ticket", "", "with --prover-id: the sector's ticket (hex); default: the file's")
+	fs.StringVar(&f.Seed, "seed", "", "with --prover-id: the sector's seed (hex); default: the file's")
+	fs.StringVar(&f.CommD, "comm-d", "", "with --prover-id: the sector's comm_d (hex); default: the file's")
+	fs.StringVar(&f.CommR, "comm-r", "", "with --prover-id: the sector's comm_r (hex); default: the file's")
+	fs.StringVar(&f.Proof, "proof", "", "with --prover-id: the sector's registered seal proof; default: the file's")
 	fs.BoolVar(&f.timing, "timing", false, "print each file's decode and verification time and the heap in use to stderr")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines verifying challenges (0: GOMAXPROCS)")
 	files, err := parseInterspersed(fs, args)
@@ -156,10 +153,10 @@ func c1Check(ctx context.Context, args []string, out, logw io.Writer) error {
 	if len(files) == 0 {
 		return fmt.Errorf("c1 check: no files")
 	}
-	if f.proverID == "" && (f.sectorID != "" || f.ticket != "" || f.seed != "" || f.commD != "" || f.commR != "" || f.proof != "") {
+	if f.ProverID == "" && f.Given() {
 		return fmt.Errorf("c1 check: --sector-id, --ticket, --seed, --comm-d, --comm-r and --proof need --prover-id")
 	}
-	if f.sectorID != "" && len(files) != 1 {
+	if f.SectorID != "" && len(files) != 1 {
 		return fmt.Errorf("c1 check: --sector-id with %d files (one file only)", len(files))
 	}
 	bad := 0
@@ -196,7 +193,7 @@ func checkC1File(ctx context.Context, name string, f *c1CheckFlags, logw io.Writ
 	}
 	tDecode := time.Since(t0)
 	t1 := time.Now()
-	pub, source, err := publicFor(name, a, f)
+	pub, source, err := intake.PublicFor(name, a, f.Public)
 	if err != nil {
 		return source, err
 	}
@@ -215,80 +212,4 @@ func checkC1File(ctx context.Context, name string, f *c1CheckFlags, logw io.Writ
 			float64(ms.HeapInuse)/(1<<20), float64(ms0.HeapInuse)/(1<<20), float64(ms.TotalAlloc-ms0.TotalAlloc)/(1<<20))
 	}
 	return source, nil
-}
-
-// publicFor returns the public data to check a decoded file against and
-// their source; nil public data means the file's own.
-func publicFor(name string, a *c1.Artifact, f *c1CheckFlags) (*seal.SectorPublic, string, error) {
-	c := a.C1
-	if f.proverID != "" {
-		const src = "flags"
-		proverID, err := seal.ParseHex32(f.proverID)
-		if err != nil {
-			return nil, src, fmt.Errorf("--prover-id: %w", err)
-		}
-		var sectorID uint64
-		var sectorSrc string
-		wrapped, isWrapped, werr := c2.WrappedSectorID(a)
-		switch {
-		case f.sectorID != "":
-			sectorSrc = "--sector-id"
-			if sectorID, err = strconv.ParseUint(f.sectorID, 10, 64); err != nil {
-				return nil, src, fmt.Errorf("--sector-id: %w", err)
-			}
-		case isWrapped:
-			sectorSrc = "Commit2In SectorNum"
-			if werr != nil {
-				return nil, src, werr
-			}
-			sectorID = wrapped
-		default:
-			base := filepath.Base(name)
-			id, ok := strings.CutSuffix(base, ".c1.json")
-			if ok {
-				sectorID, err = strconv.ParseUint(id, 10, 64)
-			}
-			if !ok || err != nil {
-				return nil, src, fmt.Errorf("no sector id: give --sector-id, a Commit2In file, or a file named <sector-id>.c1.json")
-			}
-			sectorSrc = "file name"
-		}
-		pub := c2.PublicOf(c, proverID, sectorID)
-		given := []string{"prover id", "sector id (" + sectorSrc + ")"}
-		for _, h := range []struct {
-			flag, s string
-			dst     *[32]byte
-		}{{"ticket", f.ticket, &pub.Ticket}, {"seed", f.seed, &pub.Seed}, {"comm-d", f.commD, &pub.CommD}, {"comm-r", f.commR, &pub.CommR}} {
-			if h.s == "" {
-				continue
-			}
-			if *h.dst, err = seal.ParseHex32(h.s); err != nil {
-				return nil, src, fmt.Errorf("--%s: %w", h.flag, err)
-			}
-			given = append(given, h.flag)
-		}
-		if f.proof != "" {
-			if pub.Proof, err = proofs.Parse(f.proof); err != nil {
-				return nil, src, fmt.Errorf("--proof: %w", err)
-			}
-			given = append(given, "proof")
-		}
-		return &pub, src + ": " + strings.Join(given, ", ") + "; the rest from the file", nil
-	}
-	mpath := filepath.Join(filepath.Dir(name), "sectors.json")
-	m, err := seal.ReadManifest(mpath)
-	switch {
-	case err == nil:
-		if e := m.Find(filepath.Base(name)); e != nil {
-			pub, err := m.Public(e)
-			if err != nil {
-				return nil, mpath, err
-			}
-			return &pub, mpath, nil
-		}
-		return nil, "the file's own (not listed in " + mpath + "; replica id not derived)", nil
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, seal.ErrNotManifest):
-		return nil, "the file's own (replica id not derived: no prover or sector id)", nil
-	}
-	return nil, mpath, err
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,11 +11,10 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/batch"
-	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/intake"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -32,41 +29,9 @@ func (f *submitC1Flags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.sectorID, "sector-id", "", "Filecoin C1: the sector id (one file; default: the Commit2In SectorNum, else the N of a file named N.c1.json)")
 }
 
-// identifyC1 is c2flow submit's batch.Identify. A Filecoin C1 (raw
-// SealCommitPhase1Output or the Commit2In wrapper, as lotus, curio and
-// lotus-bench write them) is bound to its prover and sector (flags,
-// Commit2In SectorNum, file name, sectors.json) and verified natively
-// against that identity before it is uploaded; anything else is a C1 of
-// c2flow's test scheme.
+// identify is c2flow submit's batch.Identify (intake.Identify).
 func identifyC1(f *submitC1Flags) batch.Identify {
-	fc := c2.New(c2.Params{}, nil) // decoding only: no parameters are read
-	return func(ctx context.Context, path string, raw []byte) (job.SectorRef, error) {
-		if !filecoinC1Start.Match(raw[:min(len(raw), 64<<10)]) {
-			return batch.TestSchemeC1(ctx, path, raw)
-		}
-		a, err := c1.Decode(bytes.NewReader(raw))
-		if err != nil {
-			return job.SectorRef{}, err
-		}
-		pub, source, err := publicFor(path, a, &c1CheckFlags{proverID: f.proverID, sectorID: f.sectorID})
-		if err != nil {
-			return job.SectorRef{}, fmt.Errorf("public data (%s): %w", source, err)
-		}
-		if pub == nil {
-			return job.SectorRef{}, fmt.Errorf("a %s C1 is proved for one prover's sector: give --prover-id (and --sector-id), or keep the sectors.json that c2flow seal wrote beside it", a.C1.RegisteredProof)
-		}
-		id := scheme.Ident{ProverID: hex.EncodeToString(pub.ProverID[:]), SectorID: pub.SectorID, Proof: a.C1.RegisteredProof.String()}
-		s, err := fc.DecodeSector(raw, id)
-		if err != nil {
-			return job.SectorRef{}, fmt.Errorf("identity (%s): %w", source, err)
-		}
-		if err := s.Verify(ctx); err != nil {
-			return job.SectorRef{}, fmt.Errorf("does not verify natively, not submitted: %w", err)
-		}
-		ref := job.NewSectorRef(pub.ProverID, pub.SectorID, raw)
-		ref.Profile = s.Proof()
-		return ref, nil
-	}
+	return intake.Identify(intake.Public{ProverID: f.proverID, SectorID: f.sectorID})
 }
 
 // filecoinProofs returns the Filecoin proofs the sectors declare.

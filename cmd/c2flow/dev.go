@@ -15,6 +15,7 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/devstack"
+	"github.com/c2flow/c2flow/gateway"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/stack"
@@ -229,7 +230,13 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	d.tls = addServerTLS(fs) // dev only: bench batch has the client's --tls-* flags
 	fs.StringVar(&d.ui, "ui", "127.0.0.1:8233", "Temporal Web UI address (empty: no UI)")
+	var g gatewayFlags
+	g.add(fs, "cuzk", "", "serve cuzk's gRPC protocol (Curio's [Cuzk] Address) on HOST:PORT or unix:///PATH from this stack (cuzk's default: "+gateway.DefaultListen+"); empty: no gateway")
+	devSetup := fs.Bool("dev-setup", false, "publish Filecoin 2KiB DEVELOPMENT parameters (a single-party setup: never for real sectors) so the stack proves StackedDrg2KiBV1_1 sectors, e.g. from Curio through --cuzk")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := g.absPaths(); err != nil { // before the embedded S3 server changes the working directory
 		return err
 	}
 	shown := d.dir
@@ -244,6 +251,24 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer s.Stop()
+	if *devSetup {
+		paramsDir, err := filepath.Abs(hc.ParamsDir)
+		if err != nil {
+			return err
+		}
+		if err := publishFilecoinDevSetup(ctx, s.Store, filecoinDevParamsDir(paramsDir), []string{devSetupProof}, os.Stdout, logs.log); err != nil {
+			return err
+		}
+	}
+	var cuzk string
+	if g.listen != "" {
+		l, done, err := g.start(ctx, s.Client, s.Temporal.Namespace(), s.Store, logs.log)
+		if err != nil {
+			return err
+		}
+		defer func() { <-done }()
+		cuzk = g.describe(l)
+	}
 	fmt.Printf("c2flow dev stack up (Ctrl-C to stop)\n  temporal  %s (namespace %s, SQLite in %s)\n", s.Temporal.Addr(), s.Temporal.Namespace(), shown)
 	if s.S3Addr != "" {
 		fmt.Printf("  s3        http://%s bucket %s (access key "+stack.S3AccessKey+", secret "+stack.S3SecretKey+")\n", s.S3Addr, s.Store.Config().Bucket)
@@ -252,11 +277,18 @@ func runDev(ctx context.Context, args []string) error {
 		fmt.Printf("  web UI    http://%s\n", s.Temporal.UIAddr())
 	}
 	fmt.Printf("  worker    %s\n", s.worker.ID())
+	if cuzk != "" {
+		fmt.Printf("  cuzk      %s\n", cuzk)
+	}
 	fmt.Printf("  logs      %s (timing lines: c2flow bench stats %s)%s\n", relTo(shown, logs.path), relTo(shown, logs.path), serverLogNote(shown, logs))
 	fmt.Printf("submit with: c2flow submit --address %s%s --s3-endpoint http://%s --s3-access-key c2flow-dev --s3-secret-key c2flow-dev-secret --c1 DIR --wait\n", s.Temporal.Addr(), tlsHint(s), s.S3Addr)
 	<-ctx.Done()
 	return nil
 }
+
+// devSetupProof is the proof whose DEVELOPMENT parameters dev --dev-setup
+// publishes: the smallest of Filecoin's, the one a newcomer can prove.
+const devSetupProof = "StackedDrg2KiBV1_1"
 
 // relTo names a file of the data directory under the directory's name as
 // the user gave it (.c2flow/demo/demo.log, not an absolute path).

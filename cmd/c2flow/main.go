@@ -36,6 +36,7 @@ func commands() map[string]command {
 		"demo":    {"seal a small batch, prove it through the embedded stack, verify and summarize", runDemo},
 		"submit":  {"upload C1 files and submit them as a batch (--wait to follow it)", runSubmit},
 		"status":  {"a batch's progress", runStatus},
+		"gateway": {"serve cuzk's gRPC protocol (Curio's [Cuzk] Address) from the fleet: PoRep C2 proved here, other kinds forwarded (--forward) or refused", runGateway},
 		"cancel":  {"cancel a batch: nothing more starts; status then says exactly which C2s were stored", runCancel},
 		"verify":  {"verify --c1 FILE --proof FILE: check a C2 proof against its C1 with the cached verifying key", runVerify},
 		"fleet":   {"the workers polling the shared queues: id, host, roles, devices, budget, as Temporal sees them", runFleet},
@@ -45,10 +46,16 @@ func commands() map[string]command {
 	}
 }
 
+// signalContext ends at SIGINT or SIGTERM; it also turns gnark's own
+// log off (gnark logs to stdout; c2flow's logs go to stderr through slog).
+func signalContext() (context.Context, context.CancelFunc) {
+	gnarklog.Disable()
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
-	gnarklog.Disable() // gnark logs to stdout; c2flow's own logs go to stderr through slog
 	if err := dispatch(ctx, os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(2)

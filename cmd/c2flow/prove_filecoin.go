@@ -8,13 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/intake"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -37,14 +37,8 @@ func (f *filecoinProveFlags) add(fs *flag.FlagSet) {
 // (c2.DefaultDir).
 func filecoinParamsDir() string { return c2.DefaultDir() }
 
-// filecoinC1Start matches the start of a Filecoin C1: a
-// SealCommitPhase1Output's registered_proof names a StackedDrg variant
-// (c2flow's own C1 names a profile there), a Commit2In wrapper has
-// Phase1Out.
-var filecoinC1Start = regexp.MustCompile(`"registered_proof"\s*:\s*"StackedDrg|(?i:"phase1out")`)
-
 // looksFilecoin reports whether the start of a JSON file is a Filecoin
-// C1's (filecoinC1Start).
+// C1's (intake.LooksFilecoin).
 func looksFilecoin(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -53,7 +47,7 @@ func looksFilecoin(path string) bool {
 	defer f.Close()
 	b := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, b)
-	return filecoinC1Start.Match(b[:n])
+	return intake.LooksFilecoin(b[:n])
 }
 
 // proveFilecoin proves a Filecoin C1 file: native check of the vanilla
@@ -74,7 +68,7 @@ func proveFilecoin(ctx context.Context, in, out, paramsDir string, f *filecoinPr
 	if f.proverID == "" && f.sectorID != "" {
 		return fmt.Errorf("prove: --sector-id needs --prover-id")
 	}
-	pub, source, err := publicFor(in, a, &c1CheckFlags{proverID: f.proverID, sectorID: f.sectorID})
+	pub, source, err := intake.PublicFor(in, a, intake.Public{ProverID: f.proverID, SectorID: f.sectorID})
 	if err != nil {
 		return fmt.Errorf("prove %s: public data (%s): %w", in, source, err)
 	}

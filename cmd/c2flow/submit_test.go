@@ -13,7 +13,12 @@ import (
 	"github.com/c2flow/c2flow/storage/s3test"
 )
 
-func TestMain(m *testing.M) { s3test.Main(m) }
+func TestMain(m *testing.M) {
+	if args := os.Getenv(envRunC2flow); args != "" { // a c2flow process of startC2flow
+		os.Exit(runAsC2flow(strings.Split(args, "\x1f")))
+	}
+	s3test.Main(m)
+}
 
 // submit against storage without keys refuses, naming the command that
 // makes them, instead of silently running a development setup; its S3

@@ -1,0 +1,304 @@
+// Package gateway serves cuzk's gRPC protocol (cuzk.v1.ProvingEngine, the
+// protocol Curio speaks through its [Cuzk] Address setting) from the c2flow
+// fleet. A PoRep C2 request becomes a batch of one sector, keyed by the
+// sector's identity (prover, sector number, C1 digest), never by request_id:
+// a retried or concurrent request joins the running job, and a sector
+// already proved gets its stored proof back, checked, without being proved
+// again. The gateway keeps no state of its own (Temporal and S3 hold it),
+// so any number of gateways can serve one fleet and a restart loses
+// nothing. The kinds c2flow does not prove (SnapDeals, WindowPoSt,
+// WinningPoSt) are passed unchanged to another cuzk-protocol server
+// (Config.Forward), or refused at once with codes.Unimplemented.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/c2flow/c2flow/gateway/cuzkpb"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// MaxMessageBytes is the gRPC message limit both ways: Curio's client
+// allows 256 MiB (lib/cuzk/client.go), and a 64GiB sector's envelope is
+// over 100 MB.
+const MaxMessageBytes = 256 << 20
+
+// Config is what a Server works with.
+type Config struct {
+	Temporal client.Client
+	// Namespace is Temporal's namespace of the client ("": default).
+	Namespace string
+	Store     *storage.Store
+	// Scheme decodes stored C1s and verifies every proof before it is
+	// returned: the Filecoin scheme over the published verifying keys
+	// (filecoin/c2.Scheme with the store as its Remote).
+	Scheme scheme.Scheme
+	// Forward, when set, receives the requests of the kinds c2flow does not
+	// prove, unchanged; nil refuses them.
+	Forward cuzkpb.ProvingEngineClient
+	// ForwardAddr names Forward in messages.
+	ForwardAddr string
+	// Poll is how often a waiting request re-reads its job (0: 1 s).
+	Poll time.Duration
+	Log  *slog.Logger
+}
+
+// Server implements cuzkpb.ProvingEngineServer.
+type Server struct {
+	cuzkpb.UnimplementedProvingEngineServer
+	cfg     Config
+	log     *slog.Logger
+	started time.Time
+	metrics *metrics
+}
+
+var _ cuzkpb.ProvingEngineServer = (*Server)(nil)
+
+// New returns a gateway over cfg.
+func New(cfg Config) *Server {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	now := time.Now()
+	return &Server{cfg: cfg, log: cfg.Log.With("component", "gateway"), started: now, metrics: newMetrics(now)}
+}
+
+// Register adds the service to g.
+func (s *Server) Register(g *grpc.Server) { cuzkpb.RegisterProvingEngineServer(g, s) }
+
+// ServerOptions are the gRPC server options the gateway needs (message
+// limits); callers add credentials.
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes)}
+}
+
+// kindName is a proof kind as cuzk names it in GetStatus and metrics
+// (cuzk-core types.rs Display).
+func kindName(k cuzkpb.ProofKind) string {
+	switch k {
+	case cuzkpb.ProofKind_POREP_SEAL_COMMIT:
+		return "porep-c2"
+	case cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
+		return "snap-update"
+	case cuzkpb.ProofKind_WINDOW_POST_PARTITION:
+		return "window-post"
+	case cuzkpb.ProofKind_WINNING_POST:
+		return "winning-post"
+	}
+	return k.String()
+}
+
+// forwardedPrefix marks the job ids of forwarded jobs: the rest is the
+// upstream server's job id.
+const forwardedPrefix = "fwd:"
+
+// SubmitProof starts a job and returns its id at once.
+func (s *Server) SubmitProof(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.SubmitProofResponse, error) {
+	switch req.GetProofKind() {
+	case cuzkpb.ProofKind_POREP_SEAL_COMMIT:
+		j, err := s.startPoRep(ctx, req)
+		if err != nil {
+			var bad *badRequest
+			if errors.As(err, &bad) {
+				s.metrics.finished(req.GetProofKind(), cuzkpb.AwaitProofResponse_FAILED)
+				return nil, status.Error(codes.InvalidArgument, err.Error())
+			}
+			return nil, grpcError(err)
+		}
+		return &cuzkpb.SubmitProofResponse{JobId: j.id()}, nil
+	default:
+		fw, err := s.forward(req.GetProofKind())
+		if err != nil {
+			return nil, err
+		}
+		resp, err := fw.SubmitProof(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		resp.JobId = forwardedPrefix + resp.GetJobId()
+		return resp, nil
+	}
+}
+
+// Prove is SubmitProof and AwaitProof in one call, Curio's only call: it
+// blocks until the proof is stored and verified, the job fails, or the
+// caller's deadline passes (the job then carries on; a retry joins it).
+func (s *Server) Prove(ctx context.Context, req *cuzkpb.ProveRequest) (*cuzkpb.ProveResponse, error) {
+	sub := req.GetSubmit()
+	if sub == nil {
+		return nil, status.Error(codes.InvalidArgument, "ProveRequest has no submit")
+	}
+	switch sub.GetProofKind() {
+	case cuzkpb.ProofKind_POREP_SEAL_COMMIT:
+		t0 := time.Now()
+		res, err := s.provePoRep(ctx, sub)
+		if err != nil {
+			return nil, grpcError(err)
+		}
+		s.metrics.finished(sub.GetProofKind(), res.Status)
+		s.metrics.observe(sub.GetProofKind(), res.Status, time.Since(t0))
+		return &cuzkpb.ProveResponse{Result: res}, nil
+	default:
+		fw, err := s.forward(sub.GetProofKind())
+		if err != nil {
+			return nil, err
+		}
+		resp, err := fw.Prove(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if r := resp.GetResult(); r != nil {
+			r.JobId = forwardedPrefix + r.GetJobId()
+		}
+		return resp, nil
+	}
+}
+
+// AwaitProof waits for a job, at most timeout_ms (0: until it ends): on
+// expiry the status is TIMEOUT and the job carries on.
+func (s *Server) AwaitProof(ctx context.Context, req *cuzkpb.AwaitProofRequest) (*cuzkpb.AwaitProofResponse, error) {
+	id := req.GetJobId()
+	if up, ok := strings.CutPrefix(id, forwardedPrefix); ok {
+		if s.cfg.Forward == nil {
+			return nil, status.Errorf(codes.NotFound, "job %q was forwarded, and this gateway has no --forward", id)
+		}
+		resp, err := s.cfg.Forward.AwaitProof(ctx, &cuzkpb.AwaitProofRequest{JobId: up, TimeoutMs: req.GetTimeoutMs()})
+		if err != nil {
+			return nil, err
+		}
+		resp.JobId = id
+		return resp, nil
+	}
+	j, err := parseJobID(id)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	res, err := s.await(ctx, j, time.Duration(req.GetTimeoutMs())*time.Millisecond)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return res, nil
+}
+
+// CancelProof cancels a job's proving; was_running says whether it was
+// running when the cancel was asked.
+func (s *Server) CancelProof(ctx context.Context, req *cuzkpb.CancelProofRequest) (*cuzkpb.CancelProofResponse, error) {
+	id := req.GetJobId()
+	if up, ok := strings.CutPrefix(id, forwardedPrefix); ok {
+		if s.cfg.Forward == nil {
+			return nil, status.Errorf(codes.NotFound, "job %q was forwarded, and this gateway has no --forward", id)
+		}
+		return s.cfg.Forward.CancelProof(ctx, &cuzkpb.CancelProofRequest{JobId: up})
+	}
+	j, err := parseJobID(id)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	running, err := s.cancel(ctx, j)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "cancel job %s: %v", id, err)
+	}
+	s.log.Info("cuzk CancelProof", "job", id, "was_running", running)
+	return &cuzkpb.CancelProofResponse{WasRunning: running}, nil
+}
+
+// PreloadSRS and EvictSRS: a c2flow worker loads a proof's parameters on
+// first use (or at start, worker --profiles) and keeps them; nothing lets
+// the gateway make the fleet's workers load or drop them. Circuits of the
+// forwarded kinds go to the --forward server; the PoRep circuits get an
+// error saying so, never a reply that pretends something was loaded.
+func (s *Server) PreloadSRS(ctx context.Context, req *cuzkpb.PreloadSrsRequest) (*cuzkpb.PreloadSrsResponse, error) {
+	if s.forwardsCircuit(req.GetCircuitId()) {
+		return s.cfg.Forward.PreloadSRS(ctx, req)
+	}
+	return nil, status.Errorf(codes.Unimplemented, "PreloadSRS %q: c2flow workers load a proof's parameters on first use and keep them (start workers with --profiles to load them at start); the gateway cannot make the fleet load them, nothing was loaded", req.GetCircuitId())
+}
+
+// EvictSRS: see PreloadSRS.
+func (s *Server) EvictSRS(ctx context.Context, req *cuzkpb.EvictSrsRequest) (*cuzkpb.EvictSrsResponse, error) {
+	if s.forwardsCircuit(req.GetCircuitId()) {
+		return s.cfg.Forward.EvictSRS(ctx, req)
+	}
+	return nil, status.Errorf(codes.Unimplemented, "EvictSRS %q: the gateway cannot make c2flow workers drop parameters (a worker's budget counts them; restart it without the profile); nothing was evicted", req.GetCircuitId())
+}
+
+// forwardsCircuit says whether a cuzk circuit id (porep-32g, wpost-32g,
+// winning-32g, snap-32g) belongs to a forwarded kind and a --forward server
+// is set.
+func (s *Server) forwardsCircuit(id string) bool {
+	return s.cfg.Forward != nil && !strings.HasPrefix(id, "porep-")
+}
+
+// forward returns the server that takes a kind c2flow does not prove, or
+// the Unimplemented error that names the kind and the flag.
+func (s *Server) forward(k cuzkpb.ProofKind) (cuzkpb.ProvingEngineClient, error) {
+	switch k {
+	case cuzkpb.ProofKind_SNAP_DEALS_UPDATE, cuzkpb.ProofKind_WINDOW_POST_PARTITION, cuzkpb.ProofKind_WINNING_POST:
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "invalid proof_kind %d", int32(k))
+	}
+	s.metrics.request(k)
+	if s.cfg.Forward == nil {
+		s.log.Warn("cuzk request refused: kind not proved by c2flow and no --forward", "kind", k.String())
+		return nil, status.Errorf(codes.Unimplemented, "c2flow does not prove %s: start the gateway with --forward HOST:PORT to pass these requests to a cuzk daemon", k.String())
+	}
+	s.log.Info("cuzk request forwarded", "kind", k.String(), "to", s.cfg.ForwardAddr)
+	return s.cfg.Forward, nil
+}
+
+// provePoRep is Prove of a PoRep C2: a bad request is a FAILED result
+// naming the fault (what Curio reads), anything else an error.
+func (s *Server) provePoRep(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.AwaitProofResponse, error) {
+	j, err := s.startPoRep(ctx, req)
+	var bad *badRequest
+	switch {
+	case errors.As(err, &bad):
+		return failed(req.GetRequestId(), err), nil
+	case err != nil:
+		return nil, err
+	}
+	res, err := s.await(ctx, j, 0)
+	if err == nil {
+		s.log.Info("cuzk Prove done", "request_id", req.GetRequestId(), "job", j.id(), "status", res.Status.String(), "error", res.ErrorMessage)
+	}
+	return res, err
+}
+
+// grpcError gives err a gRPC status: its own, or the context's.
+func grpcError(err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err()
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+// failed is a FAILED result.
+func failed(jobID string, err error) *cuzkpb.AwaitProofResponse {
+	return &cuzkpb.AwaitProofResponse{JobId: jobID, Status: cuzkpb.AwaitProofResponse_FAILED, ErrorMessage: err.Error()}
+}
+
+// errGone: a job whose workflow is gone and whose sector has no stored C2.
+var errGone = errors.New("no such job: no batch workflow and no stored C2 for it")
+
+func fmtMS(d time.Duration) uint64 {
+	if d < 0 {
+		return 0
+	}
+	return uint64(d / time.Millisecond)
+}

@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/c2flow/c2flow/gateway/cuzkpb"
+	"github.com/c2flow/c2flow/job"
+)
+
+// cuzk's priorities map onto c2flow's keys (1 most urgent); UNSPECIFIED
+// takes cuzk's default for the kind, an unknown value is normal.
+func TestPriority(t *testing.T) {
+	for _, c := range []struct {
+		p    cuzkpb.Priority
+		k    cuzkpb.ProofKind
+		want int
+	}{
+		{cuzkpb.Priority_CRITICAL, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 1},
+		{cuzkpb.Priority_HIGH, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 2},
+		{cuzkpb.Priority_NORMAL, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3},
+		{cuzkpb.Priority_LOW, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 4},
+		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3},
+		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_WINNING_POST, 1},
+		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_WINDOW_POST_PARTITION, 2},
+		{cuzkpb.Priority(9), cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3},
+	} {
+		if got := priority(c.p, c.k); got != c.want {
+			t.Errorf("priority(%v, %v) = %d, want %d", c.p, c.k, got, c.want)
+		}
+	}
+}
+
+// A job id names the proof and the sector's identity, and reads back.
+func TestJobID(t *testing.T) {
+	ref := job.SectorRef{ProverID: strings.Repeat("e8", 32), SectorID: 7, C1Digest: strings.Repeat("ab", 32), Profile: "StackedDrg2KiBV1_1"}
+	j := porepJob{ref: ref}
+	got, err := parseJobID(j.id())
+	if err != nil || got.ref != ref {
+		t.Fatalf("parseJobID(%q) = %+v, %v", j.id(), got.ref, err)
+	}
+	for _, bad := range []string{"", "porep-1000-7", "porep/StackedDrg2KiBV1_1/" + ref.ProverID + "/x/" + ref.C1Digest,
+		"porep/StackedDrg2KiBV1_1/abcd/7/" + ref.C1Digest, "fwd/a/b/c/d"} {
+		if _, err := parseJobID(bad); err == nil {
+			t.Errorf("parseJobID(%q) accepted", bad)
+		}
+	}
+}
+
+// A plaintext listener beyond loopback needs --insecure-listen; loopback
+// and Unix sockets need nothing.
+func TestListen(t *testing.T) {
+	if _, err := Listen("0.0.0.0:0", ListenOptions{}); err == nil || !strings.Contains(err.Error(), "--insecure-listen") {
+		t.Errorf("plaintext on 0.0.0.0: %v", err)
+	}
+	l, err := Listen("0.0.0.0:0", ListenOptions{Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "unix://" + filepath.Join(t.TempDir(), "cuzk.sock"), "unix:" + filepath.Join(t.TempDir(), "c.sock")} {
+		l, err := Listen(addr, ListenOptions{})
+		if err != nil {
+			t.Errorf("Listen(%s): %v", addr, err)
+			continue
+		}
+		l.Close()
+	}
+	// A stale socket of an earlier run is replaced.
+	sock := filepath.Join(t.TempDir(), "stale.sock")
+	l1, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1.(*net.UnixListener).SetUnlinkOnClose(false)
+	l1.Close()
+	l2, err := Listen("unix://"+sock, ListenOptions{})
+	if err != nil {
+		t.Fatalf("over a stale socket: %v", err)
+	}
+	l2.Close()
+	if _, err := Listen("nonsense", ListenOptions{}); err == nil {
+		t.Error("Listen(nonsense) accepted")
+	}
+}
+
+// Without --forward the kinds c2flow does not prove are refused at once,
+// naming the kind and the flag; an unknown kind is an invalid argument.
+func TestRefusedKinds(t *testing.T) {
+	s := New(Config{})
+	ctx := context.Background()
+	for _, k := range []cuzkpb.ProofKind{cuzkpb.ProofKind_SNAP_DEALS_UPDATE, cuzkpb.ProofKind_WINDOW_POST_PARTITION, cuzkpb.ProofKind_WINNING_POST} {
+		_, err := s.Prove(ctx, &cuzkpb.ProveRequest{Submit: &cuzkpb.SubmitProofRequest{ProofKind: k}})
+		if status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), k.String()) || !strings.Contains(err.Error(), "--forward") {
+			t.Errorf("Prove(%v): %v", k, err)
+		}
+		if _, err := s.SubmitProof(ctx, &cuzkpb.SubmitProofRequest{ProofKind: k}); status.Code(err) != codes.Unimplemented {
+			t.Errorf("SubmitProof(%v): %v", k, err)
+		}
+	}
+	if _, err := s.Prove(ctx, &cuzkpb.ProveRequest{Submit: &cuzkpb.SubmitProofRequest{ProofKind: 9}}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("Prove of kind 9: %v", err)
+	}
+	if _, err := s.Prove(ctx, &cuzkpb.ProveRequest{}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("Prove without submit: %v", err)
+	}
+	if _, err := s.AwaitProof(ctx, &cuzkpb.AwaitProofRequest{JobId: "fwd:x"}); status.Code(err) != codes.NotFound {
+		t.Errorf("AwaitProof of a forwarded job without --forward: %v", err)
+	}
+}

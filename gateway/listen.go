@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/c2flow/c2flow/gateway/cuzkpb"
+)
+
+// DefaultListen is cuzk's documented TCP address (curio
+// extern/cuzk/cuzk.example.toml), on loopback: Curio's client dials
+// plaintext with no authentication.
+const DefaultListen = "127.0.0.1:9820"
+
+// ListenOptions say how the gateway may be exposed.
+type ListenOptions struct {
+	// TLS serves TLS (with client certificates where its ClientAuth says
+	// so); nil: plaintext, which Curio's client speaks.
+	TLS *tls.Config
+	// Insecure allows a plaintext listener on an address other than
+	// loopback: anyone who reaches it can submit and cancel proofs.
+	Insecure bool
+	Log      *slog.Logger
+}
+
+// Listen opens the gateway's listener: "unix:///path" or "unix:path" (a
+// Unix socket, as Curio's client dials them; a stale socket is replaced)
+// or HOST:PORT. A plaintext TCP listener must be on loopback unless
+// o.Insecure, which logs a warning.
+func Listen(addr string, o ListenOptions) (net.Listener, error) {
+	if path, ok := unixPath(addr); ok {
+		if path == "" {
+			return nil, fmt.Errorf("gateway listen %q: no socket path", addr)
+		}
+		if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSocket != 0 {
+			os.Remove(path) // a stale socket of an earlier run
+		}
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			return nil, fmt.Errorf("gateway listen %s: %w", addr, err)
+		}
+		return l, nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("gateway listen %q: want HOST:PORT or unix:///PATH: %w", addr, err)
+	}
+	if !loopback(host) && o.TLS == nil {
+		if !o.Insecure {
+			return nil, fmt.Errorf("gateway listen %s: not a loopback address, and the gateway serves plaintext without authentication (Curio's client speaks nothing else): give --grpc-tls-cert/--grpc-tls-key (and --grpc-client-ca), or --insecure-listen to expose it anyway", addr)
+		}
+		if o.Log != nil {
+			o.Log.Warn("gateway listens in plaintext beyond loopback (--insecure-listen): whoever reaches it can submit and cancel proofs", "listen", addr)
+		}
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("gateway listen %s: %w", addr, err)
+	}
+	return l, nil
+}
+
+// unixPath returns the socket path of a unix: address.
+func unixPath(addr string) (string, bool) {
+	if p, ok := strings.CutPrefix(addr, "unix://"); ok {
+		return p, true
+	}
+	return strings.CutPrefix(addr, "unix:")
+}
+
+// loopback says whether host names a loopback address only ("" and
+// 0.0.0.0 are every address).
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve runs the gateway on l until ctx ends, then stops it gracefully
+// (requests in flight are answered by their own deadline: a Prove that
+// ends with the process returns Unavailable, and its retry joins the job).
+func Serve(ctx context.Context, l net.Listener, s *Server, tlsConf *tls.Config) error {
+	opts := ServerOptions()
+	if tlsConf != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConf)))
+	}
+	g := grpc.NewServer(opts...)
+	s.Register(g)
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(l) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	g.Stop() // a waiting Prove would hold GracefulStop for its whole wait
+	if err := <-done; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return err
+	}
+	return nil
+}
+
+// Dial returns a client of a cuzk-protocol server (the --forward
+// upstream) as Curio dials one: a bare HOST:PORT through dns:///, a
+// target with a scheme (unix://) unchanged, plaintext, 256 MiB messages.
+func Dial(addr string) (cuzkpb.ProvingEngineClient, *grpc.ClientConn, error) {
+	target := addr
+	if !strings.Contains(target, "://") && !strings.HasPrefix(target, "unix:") {
+		target = "dns:///" + target
+	}
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("dial cuzk server %s: %w", addr, err)
+	}
+	return cuzkpb.NewProvingEngineClient(conn), conn, nil
+}
