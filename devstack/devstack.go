@@ -66,8 +66,16 @@ type Options struct {
 	// it when a database is first used: a later start with another number
 	// fails.
 	HistoryShards int
-	// UI, if set, is the host:port the Temporal Web UI serves on.
+	// UI, if set, is the host:port the Temporal Web UI serves on. With
+	// TLS it serves HTTPS and requires a client certificate of
+	// TLS.ClientCAFile, as the frontend does; without, it must be on
+	// loopback unless UIInsecure.
 	UI string
+	// UIInsecure allows a plain-HTTP UI beyond loopback (a warning goes to
+	// Warn): whoever reaches it controls the cluster.
+	UIInsecure bool
+	// Warn receives warnings for the operator (nil: standard error).
+	Warn io.Writer
 }
 
 // Server is a running embedded Temporal server.
@@ -151,14 +159,6 @@ func start(o Options) (*Server, error) {
 		}
 		stores["sqlite-default"] = config.DataStore{SQL: sqlConf}
 	}
-	var ui *uiServer
-	if o.UI != "" {
-		// Bound before the server starts: a taken port is an error here,
-		// not an exit of the process inside the UI server.
-		if ui, err = newUIServer(o.UI, net.JoinHostPort(o.IP, strconv.Itoa(o.Port)), o.Namespace); err != nil {
-			return nil, err
-		}
-	}
 	hostport := func(p int) string { return net.JoinHostPort(o.IP, strconv.Itoa(p)) }
 	internal := func(p int) string { return net.JoinHostPort(internalIP, strconv.Itoa(p)) }
 	svc := func(ip string, grpc, http int) config.Service {
@@ -201,9 +201,33 @@ func start(o Options) (*Server, error) {
 			return nil, err
 		}
 		conf.Global.TLS = st.root
-		if ui != nil {
-			ui.cfg.TLS = st.ui // the UI is a client of the frontend too
+	}
+	// The UI is bound here, before the server starts: a taken port is an
+	// error of Start.
+	var ui *uiServer
+	if o.UI != "" {
+		// Bound before the server starts: a taken port is an error here,
+		// not an exit of the process inside the UI server.
+		host, _, err := net.SplitHostPort(o.UI)
+		if err != nil {
+			return nil, fmt.Errorf("web UI address %q: %w", o.UI, err)
 		}
+		if o.TLS == nil && !loopbackHost(host) {
+			if !o.UIInsecure {
+				return nil, fmt.Errorf("web UI on %s: not a loopback address, and without --tls-* the UI is plain HTTP with full control of the cluster: bind it to 127.0.0.1, serve mutual TLS, or pass --ui-insecure-listen", o.UI)
+			}
+			w := o.Warn
+			if w == nil {
+				w = os.Stderr
+			}
+			fmt.Fprintf(w, "WARNING: the Temporal Web UI serves plain HTTP on %s (--ui-insecure-listen): whoever reaches it can terminate and cancel every workflow\n", o.UI)
+		}
+		if ui, err = newUIServer(o.UI, net.JoinHostPort(o.IP, strconv.Itoa(o.Port)), o.Namespace); err != nil {
+			return nil, err
+		}
+	}
+	if st != nil {
+		ui.useTLS(st.ui, st.uiListener) // the UI is a client of the frontend too, and its door requires what the frontend's does
 	}
 
 	dyn := dynamicconfig.StaticClient{
@@ -238,6 +262,7 @@ func start(o Options) (*Server, error) {
 	// Start's contract is a frontend that accepts connections; the UI,
 	// made next, dials it at once and backs off for seconds if refused.
 	if err := waitListening(hostport(o.Port), time.Minute); err != nil {
+		ui.stop()
 		srv.Stop()
 		return nil, fmt.Errorf("temporal frontend: %w", err)
 	}
@@ -315,6 +340,18 @@ func (s *Server) Stop() {
 	}
 	s.ui.stop()
 	s.srv.Stop()
+}
+
+// UIURL is the Web UI's URL (https when it requires client
+// certificates); empty without Options.UI.
+func (s *Server) UIURL() string {
+	if s.ui == nil {
+		return ""
+	}
+	if s.ui.tls != nil {
+		return "https://" + s.ui.addr + " (a client certificate of the client CA required)"
+	}
+	return "http://" + s.ui.addr
 }
 
 // UIAddr is the Web UI's host:port; empty without Options.UI.

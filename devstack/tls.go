@@ -34,6 +34,9 @@ type serverTLS struct {
 	root   config.RootTLS
 	client *tls.Config
 	ui     uiconfig.TLS // the Web UI's client side, as the in-process clients'
+	// uiListener is the Web UI's HTTPS: the frontend's certificate, and
+	// client certificates of the frontend's client CAs required.
+	uiListener *tls.Config
 }
 
 // build checks the files and makes the server's TLS configuration. The
@@ -72,7 +75,8 @@ func (t *TLS) build(ip string) (*serverTLS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devstack TLS: client CA: %w", err)
 	}
-	if !x509.NewCertPool().AppendCertsFromPEM(clientCAs) {
+	clientPool := x509.NewCertPool()
+	if !clientPool.AppendCertsFromPEM(clientCAs) {
 		return nil, fmt.Errorf("devstack TLS: client CA %s holds no PEM certificate", t.ClientCAFile)
 	}
 	ca, err := pki.NewCA("c2flow embedded server internal CA")
@@ -115,6 +119,9 @@ func (t *TLS) build(ip string) (*serverTLS, error) {
 	}, ui: uiconfig.TLS{
 		CertData: b64(ownCert), KeyData: b64(ownKey), CaData: b64(leafPEM),
 		ServerName: serverName, EnableHostVerification: true,
+	}, uiListener: &tls.Config{
+		Certificates: []tls.Certificate{pair}, ClientCAs: clientPool,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
 	}}, nil
 }
 

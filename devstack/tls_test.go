@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -110,9 +113,57 @@ func TestMutualTLS(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 
-	// The UI's API reaches the frontend with the server's own certificate.
-	if page := get(t, "http://"+s.UIAddr()+"/api/v1/namespaces"); !strings.Contains(page, `"`+s.Namespace()+`"`) {
-		t.Fatalf("namespaces through the UI's API under mutual TLS: %.300s", page)
+	// The UI's API reaches the frontend with the server's own certificate,
+	// and its own door requires what the frontend's does: HTTPS with a
+	// client certificate of the client CA. A client without one gets
+	// nothing, over HTTPS or plain HTTP (the UI bypassed mutual TLS).
+	api := s.UIAddr() + "/api/v1/namespaces"
+	viaHTTPS := func(certs ...tls.Certificate) (string, error) {
+		c := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: certs}}}
+		resp, err := c.Get("https://" + api)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return string(b), fmt.Errorf("%s", resp.Status)
+		}
+		return string(b), nil
+	}
+	if page, err := viaHTTPS(good); err != nil || !strings.Contains(page, `"`+s.Namespace()+`"`) {
+		t.Fatalf("namespaces through the UI's API with a client certificate: %v %.300s", err, page)
+	}
+	if page, err := viaHTTPS(); err == nil || strings.Contains(page, s.Namespace()) {
+		t.Errorf("the UI answered a client without a certificate: %.300s", page)
+	}
+	if page, err := viaHTTPS(foreign); err == nil || strings.Contains(page, s.Namespace()) {
+		t.Errorf("the UI answered a client with another CA's certificate: %.300s", page)
+	}
+	if resp, err := http.Get("http://" + api); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK || strings.Contains(string(b), s.Namespace()) {
+			t.Errorf("the UI answered plain HTTP under mutual TLS: %s %.300s", resp.Status, b)
+		}
+	}
+}
+
+// Without TLS the Web UI binds loopback only, unless UIInsecure, which
+// warns.
+func TestUILoopbackOnly(t *testing.T) {
+	_, err := Start(Options{UI: "0.0.0.0:0", LogLevel: "warn", Log: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "--ui-insecure-listen") {
+		t.Fatalf("a plain-HTTP UI on 0.0.0.0: %v, want a refusal naming --ui-insecure-listen", err)
+	}
+	var warn strings.Builder
+	s, err := Start(Options{UI: "0.0.0.0:0", UIInsecure: true, Warn: &warn, LogLevel: "warn", Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	if !strings.Contains(warn.String(), "WARNING") {
+		t.Errorf("no warning for an insecure UI: %q", warn.String())
 	}
 }
 

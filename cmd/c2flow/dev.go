@@ -44,6 +44,7 @@ type devFlags struct {
 	// Filecoin demo's worker starts with an empty directory).
 	filecoinParams string
 	ui             string // Temporal Web UI address; empty: none (only `c2flow dev` serves it)
+	uiInsecure     bool   // a plain-HTTP UI beyond loopback allowed
 }
 
 // stackDefaults are the defaults of the stack's flags. `c2flow dev` serves
@@ -139,7 +140,7 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 		hc.FilecoinParams = d.filecoinParams
 	}
 	o := stack.Options{Dir: d.dir, S3Listen: d.s3Addr, S3Verbose: d.logFlags.Debug(), Log: logs.log,
-		Temporal: devstack.Options{Port: d.port, Log: logs.server, LogLevel: "warn", UI: d.ui}}
+		Temporal: devstack.Options{Port: d.port, Log: logs.server, LogLevel: "warn", UI: d.ui, UIInsecure: d.uiInsecure}}
 	if logs.server == nil {
 		o.Temporal.LogLevel = "info" // --log-level debug: the server's log on the terminal
 	}
@@ -229,7 +230,8 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	d.tls = addServerTLS(fs) // dev only: bench batch has the client's --tls-* flags
-	fs.StringVar(&d.ui, "ui", "127.0.0.1:8233", "Temporal Web UI address (empty: no UI)")
+	fs.StringVar(&d.ui, "ui", "127.0.0.1:8233", "Temporal Web UI address (empty: no UI); with --tls-* it serves HTTPS and requires a client certificate of --tls-client-ca, else loopback only")
+	fs.BoolVar(&d.uiInsecure, "ui-insecure-listen", false, "allow a plain-HTTP Web UI beyond loopback (whoever reaches it controls every workflow)")
 	var g gatewayFlags
 	g.add(fs, "cuzk", "", "serve cuzk's gRPC protocol (Curio's [Cuzk] Address) on HOST:PORT or unix:///PATH from this stack (cuzk's default: "+gateway.DefaultListen+"); empty: no gateway")
 	devSetup := fs.Bool("dev-setup", false, "publish Filecoin 2KiB DEVELOPMENT parameters (a single-party setup: never for real sectors) so the stack proves StackedDrg2KiBV1_1 sectors, e.g. from Curio through --cuzk")
@@ -274,7 +276,7 @@ func runDev(ctx context.Context, args []string) error {
 		fmt.Printf("  s3        http://%s bucket %s (access key "+stack.S3AccessKey+", secret "+stack.S3SecretKey+")\n", s.S3Addr, s.Store.Config().Bucket)
 	}
 	if s.Temporal.UIAddr() != "" {
-		fmt.Printf("  web UI    http://%s\n", s.Temporal.UIAddr())
+		fmt.Printf("  web UI    %s\n", s.Temporal.UIURL())
 	}
 	fmt.Printf("  worker    %s\n", s.worker.ID())
 	if cuzk != "" {

@@ -20,7 +20,8 @@ func runServer(ctx context.Context, args []string) error {
 	db := fs.String("db", "", "PostgreSQL database: postgres://USER@HOST:PORT/DBNAME[?sslmode=...] (required; DBNAME and DBNAME_visibility are created if missing, their schemas set up or upgraded; the password from PGPASSWORD)")
 	shards := fs.Int("history-shards", 4, "history shards; fixed when the database is first used (Temporal cannot change it later)")
 	address := fs.String("address", "127.0.0.1:7233", "frontend gRPC address IP:PORT (workers and clients connect here); the server's internal services bind the same IP on free ports")
-	ui := fs.String("ui", "127.0.0.1:8233", "Temporal Web UI address HOST:PORT (empty: no UI)")
+	ui := fs.String("ui", "127.0.0.1:8233", "Temporal Web UI address HOST:PORT (empty: no UI); with --tls-* it serves HTTPS and requires a client certificate of --tls-client-ca, else loopback only")
+	uiInsecure := fs.Bool("ui-insecure-listen", false, "allow a plain-HTTP Web UI beyond loopback (whoever reaches it controls every workflow)")
 	namespace := fs.String("namespace", "default", "namespace to register")
 	level := fs.String("log-level", "warn", "the server's log level on stderr: debug, info, warn, error")
 	serverTLS := addServerTLS(fs)
@@ -58,7 +59,7 @@ func runServer(ctx context.Context, args []string) error {
 		return fmt.Errorf("--address %q: port %q is not a port number", *address, portStr)
 	}
 	s, err := devstack.Start(devstack.Options{Postgres: *db, HistoryShards: *shards, IP: host, Port: port,
-		UI: *ui, Namespace: *namespace, LogLevel: *level, Log: os.Stderr, TLS: tlsConf})
+		UI: *ui, UIInsecure: *uiInsecure, Namespace: *namespace, LogLevel: *level, Log: os.Stderr, TLS: tlsConf})
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func runServer(ctx context.Context, args []string) error {
 	fmt.Printf("c2flow server up (Ctrl-C to stop)\n  temporal  %s (namespace %s, %d history shards; %s)\n  postgres  %s (and its _visibility database)\n",
 		s.Addr(), s.Namespace(), *shards, security, shown)
 	if s.UIAddr() != "" {
-		fmt.Printf("  web UI    http://%s\n", s.UIAddr())
+		fmt.Printf("  web UI    %s\n", s.UIURL())
 	}
 	<-ctx.Done()
 	return nil
