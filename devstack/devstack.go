@@ -92,6 +92,18 @@ type Server struct {
 	internal []string
 }
 
+// checkBindable says why ip:port cannot be listened on, if it cannot.
+func checkBindable(ip string, port int) error {
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("port %d is not a port number (1 to 65535)", port)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("port %d on %s: %w", port, ip, err)
+	}
+	return l.Close()
+}
+
 // Start starts the server and returns once the frontend serves. Ports it
 // picks itself are free when picked but may be taken before the server
 // binds them (other processes pick too): it then tries fresh ones.
@@ -124,6 +136,10 @@ func start(o Options) (*Server, error) {
 		if o.Port, err = freePortBelowEphemeral(o.IP); err != nil {
 			return nil, err
 		}
+	} else if err := checkBindable(o.IP, o.Port); err != nil {
+		// A port the user gave: Temporal would exit the process, its
+		// reason in the server's log only.
+		return nil, fmt.Errorf("temporal frontend: %w", err)
 	}
 	// The frontend (gRPC and HTTP API) serves on o.IP; the services behind
 	// it (history, matching, the system worker) bind loopback only: they

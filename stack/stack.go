@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,6 +138,12 @@ func (s *Stack) startS3(ctx context.Context, dir string, o Options) error {
 				return err
 			}
 		}
+		// A port another server holds would go unnoticed: versitygw's
+		// bind fails in its goroutine, and WaitReady finds the other
+		// server answering.
+		if err := portFree(addr); err != nil {
+			return fmt.Errorf("embedded S3 server on %s: %w", addr, err)
+		}
 		s.S3Addr = addr
 		// Its own context, not ended by the caller's (Ctrl-C): S3 stops
 		// last, after the workers have handed back their work.
@@ -150,6 +157,12 @@ func (s *Stack) startS3(ctx context.Context, dir string, o Options) error {
 		if err != nil {
 			return err
 		}
+		select {
+		case err := <-s.s3done: // it ended: what answered is not this stack's server
+			s.s3done <- err
+			return fmt.Errorf("embedded S3 server on %s did not start: %v", addr, err)
+		default:
+		}
 		cfg.Endpoint, cfg.AccessKey, cfg.SecretKey, cfg.PathStyle = "http://"+addr, S3AccessKey, S3SecretKey, true
 	}
 	st, err := storage.Open(ctx, cfg)
@@ -161,6 +174,15 @@ func (s *Stack) startS3(ctx context.Context, dir string, o Options) error {
 	}
 	s.Store = st
 	return nil
+}
+
+// portFree says why addr cannot be listened on, if it cannot.
+func portFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return l.Close()
 }
 
 // Dial returns a new client of the stack's Temporal server (the SDK logs

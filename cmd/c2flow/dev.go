@@ -131,13 +131,22 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 	if err != nil {
 		return nil, err
 	}
-	if hc.ParamsDir, err = filepath.Abs(hc.ParamsDir); err != nil {
-		return nil, err
-	}
 	hc.Profiles = profiles
 	hc.Log = logs.log
 	if d.filecoinParams != "" {
 		hc.FilecoinParams = d.filecoinParams
+	}
+	// Every path absolute before the embedded S3 server changes the
+	// working directory to DIR/s3 (shared/NOTES.md): relative ones would
+	// be read, or written, there.
+	if err := absPaths(&hc.ParamsDir, &hc.FilecoinParams, &hc.StatsFile); err != nil {
+		return nil, err
+	}
+	if dir, ok := strings.CutPrefix(hc.Spill, "dir:"); ok {
+		if err := absPaths(&dir); err != nil {
+			return nil, err
+		}
+		hc.Spill = "dir:" + dir
 	}
 	o := stack.Options{Dir: d.dir, S3Listen: d.s3Addr, S3Verbose: d.logFlags.Debug(), Log: logs.log,
 		Temporal: devstack.Options{Port: d.port, Log: logs.server, LogLevel: "warn", UI: d.ui, UIInsecure: d.uiInsecure}}
@@ -152,6 +161,11 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 	if d.tls != nil {
 		if o.Temporal.TLS, err = d.tls(); err != nil {
 			return nil, err
+		}
+		if t := o.Temporal.TLS; t != nil {
+			if err := absPaths(&t.CertFile, &t.KeyFile, &t.ClientCAFile); err != nil {
+				return nil, err
+			}
 		}
 	}
 	st, err := stack.Start(ctx, o)
@@ -177,6 +191,21 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 		return nil, err
 	}
 	return s, nil
+}
+
+// absPaths makes each non-empty path absolute.
+func absPaths(paths ...*string) error {
+	for _, p := range paths {
+		if *p == "" {
+			continue
+		}
+		a, err := filepath.Abs(*p)
+		if err != nil {
+			return fmt.Errorf("path %s: %w", *p, err)
+		}
+		*p = a
+	}
+	return nil
 }
 
 // ensureKeys is batch.EnsureKeys that says, once, when a profile has no
@@ -248,16 +277,16 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	defer logs.close()
 	hc, _ := d.hostCfg()
+	paramsDir, err := filepath.Abs(hc.ParamsDir) // before the embedded S3 server changes the working directory
+	if err != nil {
+		return err
+	}
 	s, err := d.start(ctx, hc.Profiles, logs, os.Stdout)
 	if err != nil {
 		return err
 	}
 	defer s.Stop()
 	if *devSetup {
-		paramsDir, err := filepath.Abs(hc.ParamsDir)
-		if err != nil {
-			return err
-		}
 		if err := publishFilecoinDevSetup(ctx, s.Store, filecoinDevParamsDir(paramsDir), []string{devSetupProof}, os.Stdout, logs.log); err != nil {
 			return err
 		}

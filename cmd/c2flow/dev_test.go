@@ -5,12 +5,17 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/c2flow/c2flow/bench"
+	"github.com/c2flow/c2flow/internal/pki"
+	"github.com/c2flow/c2flow/internal/pki/pkitest"
+	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 )
@@ -168,4 +173,87 @@ func TestMissingKeys(t *testing.T) {
 	if missing, err := missingKeys(ctx, store, []porep.Profile{p}); err != nil || len(missing) != 0 {
 		t.Fatalf("cached keys: missing %v, %v", missing, err)
 	}
+}
+
+// `c2flow dev` on a Temporal or S3 port another server holds fails at
+// once, saying which port and why, on the terminal (Temporal's own fatal
+// error went to its log file only; versitygw's failed bind went unnoticed
+// and dev talked to the other server).
+func TestDevBusyPorts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts c2flow dev")
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	_, port, _ := net.SplitHostPort(busy.Addr().String())
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"temporal", []string{"--temporal-port", port, "--s3-listen", freeAddr(t)}, "temporal frontend: port " + port},
+		{"temporal port out of range", []string{"--temporal-port", "70000", "--s3-listen", freeAddr(t)}, "port 70000 is not a port number"},
+		{"s3", []string{"--temporal-port", "0", "--s3-listen", busy.Addr().String()}, "embedded S3 server on " + busy.Addr().String()},
+	} {
+		p := startC2flow(t, dir, c.name, append([]string{"dev", "--dir", filepath.Join(dir, c.name), "--ui", "", "--profiles", ""}, c.args...)...)
+		select {
+		case err := <-p.waited:
+			p.waited <- err
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("%s: dev did not exit:\n%s", c.name, p.output())
+		}
+		if out := p.output(); !strings.Contains(out, c.want) || !strings.Contains(out, "address already in use") && !strings.Contains(c.want, "not a port") {
+			t.Errorf("%s: dev printed:\n%s\nwant %q and the cause", c.name, out, c.want)
+		}
+	}
+}
+
+// `c2flow dev` takes relative paths as relative to where it was started,
+// though the embedded S3 server changes the working directory to
+// DIR/s3 before Temporal reads its TLS files: --tls-* files are found,
+// --stats-file lands where it was asked for, --filecoin-params is not
+// made under DIR/s3.
+func TestDevRelativePaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts c2flow dev")
+	}
+	cwd := t.TempDir()
+	serverCA := pkitest.NewCA(t, "server-ca")
+	clientCA := pkitest.NewCA(t, "client-ca")
+	cert, key := serverCA.Issue("temporal", pki.Server, "127.0.0.1")
+	for src, dst := range map[string]string{cert: "srv.pem", key: "srv.key", clientCA.CertFile: "ca.pem"} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cwd, dst), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startC2flowIn(t, cwd, t.TempDir(), "dev", "dev", "--dir", "d", "--temporal-port", "0", "--s3-listen", freeAddr(t), "--ui", "",
+		"--profiles", "", "--tls-cert", "srv.pem", "--tls-key", "srv.key", "--tls-client-ca", "ca.pem",
+		"--stats-file", "stats.json", "--filecoin-params", "fcp", "--params", paramstest.Dir())
+	p.waitFor("submit with:", 3*time.Minute)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(cwd, "stats.json")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no stats.json in the directory dev was started in; under d/s3: %v", exists(filepath.Join(cwd, "d", "s3", "stats.json")))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if exists(filepath.Join(cwd, "d", "s3", "stats.json")) || exists(filepath.Join(cwd, "d", "s3", "fcp")) {
+		t.Error("dev wrote under its S3 directory")
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

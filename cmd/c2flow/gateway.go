@@ -72,17 +72,7 @@ func (g *gatewayFlags) tlsConfig() (*tls.Config, error) {
 // absPaths makes the flags' paths absolute (the embedded S3 server of
 // c2flow dev changes the working directory).
 func (g *gatewayFlags) absPaths() error {
-	for _, p := range []*string{&g.cert, &g.key, &g.ca, &g.filecoinParams} {
-		if *p == "" {
-			continue
-		}
-		a, err := filepath.Abs(*p)
-		if err != nil {
-			return err
-		}
-		*p = a
-	}
-	return nil
+	return absPaths(&g.cert, &g.key, &g.ca, &g.filecoinParams)
 }
 
 // start opens the gateway's listener and serves it in the background

@@ -53,6 +53,13 @@ type c2flowProc struct {
 // file of dir, until the test ends (SIGINT, then a kill).
 func startC2flow(t testing.TB, dir, name string, args ...string) *c2flowProc {
 	t.Helper()
+	return startC2flowIn(t, "", dir, name, args...)
+}
+
+// startC2flowIn is startC2flow with the process's working directory cwd
+// ("": the test's).
+func startC2flowIn(t testing.TB, cwd, dir, name string, args ...string) *c2flowProc {
+	t.Helper()
 	out := filepath.Join(dir, name+".out")
 	f, err := os.Create(out)
 	if err != nil {
@@ -60,7 +67,7 @@ func startC2flow(t testing.TB, dir, name string, args ...string) *c2flowProc {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envRunC2flow+"="+strings.Join(args, "\x1f"))
-	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Stdout, cmd.Stderr, cmd.Dir = f, f, cwd
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
