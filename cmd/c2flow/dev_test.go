@@ -15,8 +15,8 @@ import (
 	"github.com/c2flow/c2flow/bench"
 	"github.com/c2flow/c2flow/internal/pki"
 	"github.com/c2flow/c2flow/internal/pki/pkitest"
-	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/porep"
 )
 
