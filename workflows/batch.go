@@ -228,7 +228,7 @@ func (b *batch) sectorResult(ctx workflow.Context, ref job.SectorRef, start time
 		if r.Finished.IsZero() {
 			r.Finished = workflow.Now(ctx)
 		}
-		r.Status, r.Error = job.StatusFailed, err.Error()
+		r.Status, r.Error = job.StatusFailed, brief(err)
 		var ce *temporal.CanceledError
 		if b.canceled || errors.As(err, &ce) {
 			r.Status = job.StatusCanceled

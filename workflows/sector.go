@@ -42,7 +42,10 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 	ctx = workflow.WithPriority(ctx, temporal.Priority{PriorityKey: job.TaskPriority(in.Order.Priority)})
 
 	fail := func(status string, err error) (job.SectorResult, error) {
-		res.Status, res.Error, res.Finished = status, err.Error(), workflow.Now(ctx)
+		if status == job.StatusFailed {
+			workflow.GetLogger(ctx).Warn("sector failed", "sector", in.SectorRef.String(), "error", err) // the whole chain
+		}
+		res.Status, res.Error, res.Finished = status, brief(err), workflow.Now(ctx)
 		prog.Status = status
 		report()
 		return res, sectorError(err)
@@ -138,7 +141,7 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 		})
 		var so job.SynthOutput
 		if err := workflow.ExecuteActivity(synth, job.ActSynthesize, job.SynthInput{SectorRef: in.SectorRef, Partition: k, ClaimWithin: t.HostQueue}).Get(ctx, &so); err != nil {
-			pr.Error = err.Error()
+			pr.Error = brief(err)
 			release(ctx, so.Witness) // a completed synthesis reported with the cancel
 			if ctx.Err() == nil && hostLost(err) && pr.HostLosses < retries.hostLoss {
 				// Every attempt died with its host: the fleet's fault.
@@ -195,7 +198,7 @@ func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeo
 				return pr, fo.Proof, nil
 			}
 		}
-		pr.Error = err.Error()
+		pr.Error = brief(err)
 		release(ctx, held)
 		if ctx.Err() != nil || temporal.IsCanceledError(err) {
 			return pr, nil, err
@@ -245,15 +248,17 @@ func hostLost(err error) bool {
 // sector (BadC1, InvalidProof, ...) on the workflow's own error, so callers
 // can tell a bad input from a failure of the fleet.
 func sectorError(err error) error {
+	// The message is the one line people read (brief); the chain is in
+	// the sector's log line, not repeated in the error.
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), ae.Type(), err)
+		return temporal.NewNonRetryableApplicationError(brief(err), ae.Type(), nil)
 	}
 	var ce *temporal.CanceledError
 	if errors.As(err, &ce) {
 		return err
 	}
-	return temporal.NewNonRetryableApplicationError(err.Error(), "SectorFailed", err)
+	return temporal.NewNonRetryableApplicationError(brief(err), "SectorFailed", nil)
 }
 
 // release tells the host holding a partition's witness to drop it, so a

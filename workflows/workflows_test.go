@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -428,5 +429,40 @@ func TestHostLossesBounded(t *testing.T) {
 	// workflow synthesizes again 4 times: 5 x 3 attempts.
 	if got := f.count(job.ActSynthesize); got != 15 {
 		t.Fatalf("%d synthesis attempts, want 15", got)
+	}
+}
+
+// A failed sector says what went wrong in one line, naming the sector,
+// the partition, the phase and the activity's own message, without
+// Temporal's event ids, identities and "retryable" flags, and without the
+// cause repeated by every layer (it reached users as 2-4 KB lines).
+func TestSectorFailureIsOneLine(t *testing.T) {
+	f := newFakes(2)
+	f.synthFail = func(k, n int) error {
+		if k == 1 {
+			return temporal.NewNonRetryableApplicationError("no proving keys for StackedDrg2KiBV1_1", job.ErrNoKeys, errors.New("open v28.params: no such file"))
+		}
+		return nil
+	}
+	env := sectorEnv(t, f)
+	env.ExecuteWorkflow(job.SectorWorkflowName, sector)
+	err := env.GetWorkflowError()
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != job.ErrNoKeys {
+		t.Fatalf("got %v, want a NoKeys application error", err)
+	}
+	msg := ae.Message()
+	for _, want := range []string{sector.SectorRef.String(), "partition 1", "synthesize", "no proving keys for StackedDrg2KiBV1_1", "open v28.params"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the sector's error %q lacks %q", msg, want)
+		}
+	}
+	for _, noise := range []string{"scheduledEventID", "identity", "retryable", "\n"} {
+		if strings.Contains(msg, noise) {
+			t.Errorf("the sector's error %q says %q", msg, noise)
+		}
+	}
+	if strings.Count(msg, "no proving keys") != 1 {
+		t.Errorf("the cause is repeated: %q", msg)
 	}
 }
