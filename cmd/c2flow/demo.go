@@ -77,7 +77,7 @@ func runDemo(ctx context.Context, args []string) error {
 	}
 	fmt.Println("2. starting the embedded stack: Temporal (SQLite), S3 (versitygw), one worker; keys from the param cache or a development setup")
 	t0 := time.Now()
-	st, err := d.start(ctx, []string{p.Name}, logs, os.Stdout)
+	st, err := d.start(ctx, []string{p.Name}, logs, logs.steps)
 	if err != nil {
 		return err
 	}

@@ -53,14 +53,14 @@ func runFilecoinDemo(ctx context.Context, d *devFlags, proof string, sectors int
 	fmt.Println("2. starting the embedded stack: Temporal (SQLite), S3 (versitygw), one worker (its Filecoin parameter directory empty)")
 	t0 := time.Now()
 	d.filecoinParams = workerParams
-	st, err := d.start(ctx, nil, logs, os.Stdout)
+	st, err := d.start(ctx, nil, logs, logs.steps)
 	if err != nil {
 		return err
 	}
 	defer st.Stop()
 	fmt.Printf("   up in %v: temporal %s, s3 http://%s\n", time.Since(t0).Round(time.Millisecond), st.Temporal.Addr(), st.S3Addr)
 	devDir := filecoinDevParamsDir(hc.ParamsDir)
-	if err := publishFilecoinDevSetup(ctx, st.Store, devDir, []string{info.Name}, os.Stdout, logs.log); err != nil {
+	if err := publishFilecoinDevSetup(ctx, st.Store, devDir, []string{info.Name}, logs.steps, logs.log); err != nil {
 		return err
 	}
 	fmt.Printf("   published to s3 %s (the worker downloads them on first use)\n", c2.RemotePrefix)

@@ -77,10 +77,13 @@ func (d *devFlags) add(fs *flag.FlagSet, def stackDefaults) error {
 // Temporal SDK logs through log at warn, as c2flow's workflows and
 // activities log through it.)
 type runLogs struct {
-	log      *slog.Logger // the terminal at --log-level, the file at info
-	path     string       // NAME.log
-	server   io.Writer    // the Temporal server's log; nil: the terminal
-	serverAt string       // its path, empty for the terminal
+	log *slog.Logger // the terminal at --log-level, the file at info
+	// steps is the terminal (stdout) that a run's steps are written to:
+	// what the log says while a step's line is open is said after it.
+	steps    *stepWriter
+	path     string    // NAME.log
+	server   io.Writer // the Temporal server's log; nil: the terminal
+	serverAt string    // its path, empty for the terminal
 	files    []*os.File
 }
 
@@ -101,7 +104,8 @@ func (d *devFlags) openLogs(name string) (*runLogs, error) {
 		return nil, fmt.Errorf("run log: %w", err)
 	}
 	r.files = append(r.files, f)
-	if r.log, err = d.logFlags.LoggerTo(f); err != nil {
+	r.steps = newStepWriter(os.Stdout)
+	if r.log, err = d.logFlags.LoggerToWrapped(f, r.steps.handler); err != nil {
 		r.close()
 		return nil, err
 	}
@@ -281,13 +285,13 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := d.start(ctx, hc.Profiles, logs, os.Stdout)
+	s, err := d.start(ctx, hc.Profiles, logs, logs.steps)
 	if err != nil {
 		return err
 	}
 	defer s.Stop()
 	if *devSetup {
-		if err := publishFilecoinDevSetup(ctx, s.Store, filecoinDevParamsDir(paramsDir), []string{devSetupProof}, os.Stdout, logs.log); err != nil {
+		if err := publishFilecoinDevSetup(ctx, s.Store, filecoinDevParamsDir(paramsDir), []string{devSetupProof}, logs.steps, logs.log); err != nil {
 			return err
 		}
 	}

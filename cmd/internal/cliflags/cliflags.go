@@ -155,7 +155,11 @@ func (l *Log) Logger() (*slog.Logger, error) { return l.LoggerTo(nil) }
 // lower), in the --log-format: a run's own log, which keeps the timing
 // lines (SYNTH_END, GPU_START, GPU_END, FINALIZE_END) that the terminal's
 // level may drop.
-func (l *Log) LoggerTo(file io.Writer) (*slog.Logger, error) {
+func (l *Log) LoggerTo(file io.Writer) (*slog.Logger, error) { return l.LoggerToWrapped(file, nil) }
+
+// LoggerToWrapped is LoggerTo with the terminal's handler wrapped by wrap
+// (nil: as it is); the file's is not.
+func (l *Log) LoggerToWrapped(file io.Writer, wrap func(slog.Handler) slog.Handler) (*slog.Logger, error) {
 	lv, err := l.level()
 	if err != nil {
 		return nil, err
@@ -163,6 +167,9 @@ func (l *Log) LoggerTo(file io.Writer) (*slog.Logger, error) {
 	h, err := l.handler(os.Stderr, lv)
 	if err != nil {
 		return nil, err
+	}
+	if wrap != nil {
+		h = wrap(h)
 	}
 	if file == nil {
 		return slog.New(h), nil
