@@ -333,9 +333,19 @@ func (w *Worker) drain() {
 	}
 	w.synth.Stop() // waits for running syntheses to return
 	deadline := time.Now().Add(w.cfg.DrainTimeout)
+	// Say what the stop waits for, and again every 10 s: a silent wait
+	// looks like a hang.
+	said := time.Now()
+	if n := w.host.Witnesses(); n > 0 {
+		w.cfg.Log.Warn("stopping: the partitions synthesized here finish their device phase and finalize first", "witnesses", n, "at_most", w.cfg.DrainTimeout)
+	}
 	for w.host.Witnesses() > 0 && time.Now().Before(deadline) {
 		if w.cfg.StatsFile != "" {
 			w.writeStats()
+		}
+		if time.Since(said) >= 10*time.Second {
+			w.cfg.Log.Warn("stopping: still waiting for partitions to finish", "witnesses", w.host.Witnesses(), "left", time.Until(deadline).Round(time.Second))
+			said = time.Now()
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

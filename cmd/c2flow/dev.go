@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/c2flow/c2flow/batch"
@@ -137,6 +139,12 @@ func (d *devFlags) start(ctx context.Context, profiles []string, logs *runLogs, 
 	}
 	hc.Profiles = profiles
 	hc.Log = logs.log
+	if hc.DrainTimeout == 0 {
+		// A development stack stops within half a minute (a worker host's
+		// default is 2 minutes): what is not finished by then is proved
+		// again at the next start.
+		hc.DrainTimeout = devDrainTimeout
+	}
 	if d.filecoinParams != "" {
 		hc.FilecoinParams = d.filecoinParams
 	}
@@ -318,8 +326,20 @@ func runDev(ctx context.Context, args []string) error {
 	fmt.Printf("  logs      %s (timing lines: c2flow bench stats %s)%s\n", relTo(shown, logs.path), relTo(shown, logs.path), serverLogNote(shown, logs))
 	fmt.Printf("submit with: c2flow submit --address %s%s --s3-endpoint http://%s --s3-access-key c2flow-dev --s3-secret-key c2flow-dev-secret --c1 DIR --wait\n", s.Temporal.Addr(), tlsHint(s), s.S3Addr)
 	<-ctx.Done()
+	fmt.Fprintf(os.Stderr, "c2flow dev: stopping: the worker finishes the partitions it holds (at most %v), then Temporal and S3 stop; Ctrl-C again to stop at once\n", devDrainTimeout)
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-again
+		fmt.Fprintln(os.Stderr, "c2flow dev: stopped at once (what was running is proved again at the next start)")
+		os.Exit(130)
+	}()
 	return nil
 }
+
+// devDrainTimeout bounds how long c2flow dev's worker waits, when
+// stopping, for the partitions it holds.
+const devDrainTimeout = 30 * time.Second
 
 // devSetupProof is the proof whose DEVELOPMENT parameters dev --dev-setup
 // publishes: the smallest of Filecoin's, the one a newcomer can prove.

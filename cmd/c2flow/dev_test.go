@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -256,4 +257,30 @@ func TestDevRelativePaths(t *testing.T) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// Ctrl-C of `c2flow dev` says what the stop waits for and how to stop at
+// once (it took 110 s in silence while a witness was held), and the stop
+// ends.
+func TestDevStopSaysWhatItWaitsFor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts c2flow dev")
+	}
+	dir := t.TempDir()
+	p := startC2flow(t, dir, "dev", "dev", "--dir", filepath.Join(dir, "d"), "--temporal-port", "0", "--s3-listen", freeAddr(t), "--ui", "", "--profiles", "")
+	p.waitFor("submit with:", 3*time.Minute)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	p.waitFor("c2flow dev: stopping:", time.Minute)
+	if out := p.output(); !strings.Contains(out, "at most 30s") || !strings.Contains(out, "Ctrl-C again to stop at once") {
+		t.Errorf("the stop's message: %s", out)
+	}
+	select {
+	case err := <-p.waited:
+		p.waited <- err
+		if err != nil {
+			t.Errorf("dev exited with %v:\n%s", err, p.output())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("dev did not stop:\n%s", p.output())
+	}
 }
