@@ -297,20 +297,50 @@ func (s *Store) Size(ctx context.Context, key string) (int64, error) {
 
 // Get reads a small object and checks its SHA-256.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	data, _, err := s.getTagged(ctx, key)
+	return data, err
+}
+
+// getTagged is Get that also returns the object's ETag, even when its
+// bytes fail the checksum, so a corrupt object can be replaced with a
+// write conditional on being that very object.
+func (s *Store) getTagged(ctx context.Context, key string) (data []byte, etag string, err error) {
 	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
 	if err != nil {
-		return nil, s.classify("get", key, err)
+		return nil, "", s.classify("get", key, err)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(out.Body)
+	etag = aws.ToString(out.ETag)
+	data, err = io.ReadAll(out.Body)
 	if err != nil {
-		return nil, s.readErr("get", key, err)
+		return nil, etag, s.readErr("get", key, err)
 	}
 	want := out.Metadata[metaSHA]
 	if hx, _ := sum(data); want == "" || hx != want {
-		return nil, fmt.Errorf("s3 get %s/%s: %w (recorded %q, read %s)", s.cfg.Bucket, s.key(key), ErrChecksum, want, hx)
+		return nil, etag, fmt.Errorf("s3 get %s/%s: %w (recorded %q, read %s)", s.cfg.Bucket, s.key(key), ErrChecksum, want, hx)
 	}
-	return data, nil
+	return data, etag, nil
+}
+
+// replaceIfMatch overwrites the object only while it is still the one
+// with ETag etag (If-Match): a replacement never clobbers an object
+// written since it was read, and the key is never left empty.
+func (s *Store) replaceIfMatch(ctx context.Context, key, etag string, data []byte) error {
+	if etag == "" {
+		return fmt.Errorf("s3 replace %s/%s: the stored object has no ETag to condition on", s.cfg.Bucket, s.key(key))
+	}
+	hx, b64 := sum(data)
+	in := s.putInput(key, data, hx, b64)
+	in.IfMatch = aws.String(etag)
+	_, err := s.s3.PutObject(ctx, in)
+	var ae smithy.APIError
+	if errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict") {
+		return fmt.Errorf("s3 replace %s/%s: %w (it changed since it was read as %s)", s.cfg.Bucket, s.key(key), ErrExists, etag)
+	}
+	if err != nil {
+		return s.classify("replace", key, err)
+	}
+	return nil
 }
 
 // Open streams an object (large files: Filecoin's parameters). Its bytes

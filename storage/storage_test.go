@@ -94,7 +94,7 @@ func TestConditionalPut(t *testing.T) {
 	if !bytes.Equal(got, a) {
 		t.Fatal("the stored proof was overwritten")
 	}
-	stored, created, err := st.PutC2(ctx, m, b)
+	stored, created, _, err := st.PutC2(ctx, m, b, nil)
 	if err != nil || created || !bytes.Equal(stored, a) {
 		t.Fatalf("PutC2 over an existing proof: created=%v err=%v", created, err)
 	}
@@ -218,5 +218,40 @@ func TestWrongCredentials(t *testing.T) {
 	st, _ = storage.Open(context.Background(), cfg)
 	if _, err := st.Get(context.Background(), "c1/1.json"); !errors.Is(err, storage.ErrNoBucket) {
 		t.Fatalf("missing bucket: %v", err)
+	}
+}
+
+// A stored C2 that fails its checksum (bit rot on the server's disk) or
+// the caller's keep check is replaced in place by the new proof.
+func TestPutC2ReplacesACorruptOrRejectedProof(t *testing.T) {
+	srv := s3test.Start(t)
+	st := srv.Store("c2flow")
+	ctx := context.Background()
+	m := storage.Manifest{ProverID: "aa", SectorID: 2, C1Digest: "d", Profile: "2KiB", Partitions: 1}
+	key := storage.C2Key(m.Identity())
+	a, b, c := bytes.Repeat([]byte("A"), 1000), bytes.Repeat([]byte("B"), 1000), bytes.Repeat([]byte("C"), 1000)
+	if _, _, _, err := st.PutC2(ctx, m, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := objectFile(t, srv, "c2flow", key)
+	rot, _ := os.ReadFile(f)
+	rot[500] ^= 0x01
+	if err := os.WriteFile(f, rot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stored, created, replaced, err := st.PutC2(ctx, m, b, nil)
+	if err != nil || !created || !bytes.Equal(stored, b) || !errors.Is(replaced, storage.ErrChecksum) {
+		t.Fatalf("PutC2 over a rotten proof: created=%v replaced=%v err=%v", created, replaced, err)
+	}
+	if _, got, err := st.GetC2(ctx, m.Identity()); err != nil || !bytes.Equal(got, b) {
+		t.Fatalf("after replacing a rotten proof: %v", err)
+	}
+	no := errors.New("does not verify")
+	_, created, replaced, err = st.PutC2(ctx, m, c, func([]byte) error { return no })
+	if err != nil || !created || !errors.Is(replaced, no) {
+		t.Fatalf("PutC2 over a rejected proof: created=%v replaced=%v err=%v", created, replaced, err)
+	}
+	if _, got, err := st.GetC2(ctx, m.Identity()); err != nil || !bytes.Equal(got, c) {
+		t.Fatalf("after replacing a rejected proof: %v", err)
 	}
 }
