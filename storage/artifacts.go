@@ -91,8 +91,12 @@ var ErrDigest = errors.New("object replaced: digest mismatch")
 func (s *Store) PutC2(ctx context.Context, m Manifest, proof []byte, keep func(stored []byte) error) (stored []byte, created bool, replaced error, err error) {
 	id := m.Identity()
 	created, err = s.PutIfAbsent(ctx, C2Key(id), proof)
-	switch {
-	case errors.Is(err, ErrExists):
+	if err != nil && !errors.Is(err, ErrExists) {
+		return nil, false, nil, err
+	}
+	if !created {
+		// Stored already, with these bytes or others: read and check
+		// them, since a recorded digest says nothing of the disk's bytes.
 		var etag string
 		stored, etag, err = s.getTagged(ctx, C2Key(id))
 		switch {
@@ -115,8 +119,6 @@ func (s *Store) PutC2(ctx context.Context, m Manifest, proof []byte, keep func(s
 			return nil, false, replaced, fmt.Errorf("replace C2 %s (%v): %w", C2Key(id), replaced, err)
 		}
 		created = true
-	case err != nil:
-		return nil, false, nil, err
 	}
 	if err := s.PutManifest(ctx, m, proof); err != nil {
 		return nil, false, replaced, err

@@ -255,6 +255,20 @@ func TestPutC2ReplacesACorruptOrRejectedProof(t *testing.T) {
 	if _, got, err := st.GetC2(ctx, m.Identity()); err != nil || !bytes.Equal(got, c) {
 		t.Fatalf("after replacing a rejected proof: %v", err)
 	}
+	// The same bytes stored again over their rotten copy: its recorded
+	// digest matches, its bytes do not, and it is rewritten.
+	rot, _ = os.ReadFile(f)
+	rot[10] ^= 0x01
+	if err := os.WriteFile(f, rot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, created, replaced, err = st.PutC2(ctx, m, c, nil)
+	if err != nil || !created || !errors.Is(replaced, storage.ErrChecksum) {
+		t.Fatalf("PutC2 of the same bytes over their rotten copy: created=%v replaced=%v err=%v", created, replaced, err)
+	}
+	if _, got, err := st.GetC2(ctx, m.Identity()); err != nil || !bytes.Equal(got, c) {
+		t.Fatalf("after rewriting a rotten copy: %v", err)
+	}
 }
 
 // CheckBucket tells a wrong secret, an unknown access key, a missing
