@@ -14,7 +14,8 @@
 // for single-part uploads, as the S3 SHA-256 checksum, so the server rejects
 // a corrupted upload; reads recompute it and a mismatch is ErrChecksum,
 // never silently used. C2 writes are conditional (If-None-Match: *): a
-// retried activity never replaces a stored proof.
+// retried activity never replaces a good stored proof; a corrupt or
+// unverifiable one is replaced conditional on its ETag (If-Match).
 package storage
 
 import (
