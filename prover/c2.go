@@ -55,6 +55,12 @@ func (c *C2) MarshalBinary() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// C2Size is the encoded size of a C2 of profile with partitions proofs:
+// a reader can refuse a longer input before reading it.
+func C2Size(profile string, partitions int) int64 {
+	return int64(len(c2Magic)+1+len(profile)+2) + int64(partitions)*ProofBytes
+}
+
 // UnmarshalC2 decodes a C2 proof, checking that every point is on the curve
 // and in its subgroup.
 func UnmarshalC2(data []byte) (*C2, error) {

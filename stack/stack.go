@@ -49,7 +49,8 @@ type Options struct {
 	// "default") used instead of an embedded server.
 	TemporalAddr string
 	// S3 is the storage: S3.Endpoint empty runs the embedded server on
-	// S3Listen (port 0: a free port) with S3's bucket. NoS3 runs none.
+	// S3Listen (port 0: a free port) with S3's bucket, which it creates;
+	// an external S3's bucket must exist. NoS3 runs none.
 	S3       storage.Config
 	S3Listen string
 	NoS3     bool
@@ -129,7 +130,8 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 
 func (s *Stack) startS3(ctx context.Context, dir string, o Options) error {
 	cfg := o.S3
-	if cfg.Endpoint == "" {
+	embedded := cfg.Endpoint == ""
+	if embedded {
 		addr := o.S3Listen
 		if addr == "" || strings.HasSuffix(addr, ":0") {
 			// versitygw wants a concrete port: pick a free one.
@@ -166,8 +168,15 @@ func (s *Stack) startS3(ctx context.Context, dir string, o Options) error {
 		cfg.Endpoint, cfg.AccessKey, cfg.SecretKey, cfg.PathStyle = "http://"+addr, S3AccessKey, S3SecretKey, true
 	}
 	st, err := storage.Open(ctx, cfg)
-	if err == nil {
-		err = st.EnsureBucket(ctx) // a development stack makes its bucket
+	if err != nil {
+		return err
+	}
+	// Only the embedded server's bucket is the stack's to make: on an
+	// external S3 a mistyped bucket would become a new, empty one.
+	if embedded {
+		err = st.EnsureBucket(ctx)
+	} else if err = st.CheckBucket(ctx); err != nil {
+		err = fmt.Errorf("external S3 (the stack creates only its embedded server's bucket): %w", err)
 	}
 	if err != nil {
 		return err

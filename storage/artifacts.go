@@ -83,26 +83,47 @@ var ErrDigest = errors.New("object replaced: digest mismatch")
 // PutC2 stores a verified C2 proof and its manifest. The proof is written
 // conditionally: if another proof of the sector is already stored (a
 // retried activity re-proved it, and Groth16 proofs are randomized), the
-// stored one is kept and returned with created=false; the caller checks it.
-func (s *Store) PutC2(ctx context.Context, m Manifest, proof []byte) (stored []byte, created bool, err error) {
+// stored one is kept and returned with created=false when it passes its
+// checksum and keep (nil: any intact proof is kept). One that fails either
+// is replaced by proof with a write conditional on its ETag (If-Match), so
+// bit rot on the server is repaired and a concurrent writer is never
+// overwritten; replaced says why (nil when nothing was replaced).
+func (s *Store) PutC2(ctx context.Context, m Manifest, proof []byte, keep func(stored []byte) error) (stored []byte, created bool, replaced error, err error) {
 	id := m.Identity()
-	hx, _ := sum(proof)
-	m.SHA256, m.ProofBytes = hx, len(proof)
 	created, err = s.PutIfAbsent(ctx, C2Key(id), proof)
-	switch {
-	case errors.Is(err, ErrExists):
-		stored, err = s.Get(ctx, C2Key(id))
-		if err != nil {
-			return nil, false, err
+	if err != nil && !errors.Is(err, ErrExists) {
+		return nil, false, nil, err
+	}
+	if !created {
+		// Stored already, with these bytes or others: read and check
+		// them, since a recorded digest says nothing of the disk's bytes.
+		var etag string
+		stored, etag, err = s.getTagged(ctx, C2Key(id))
+		switch {
+		case errors.Is(err, ErrChecksum):
+			replaced = err
+		case err != nil:
+			return nil, false, nil, err
+		case keep != nil:
+			if kerr := keep(stored); kerr != nil {
+				replaced = fmt.Errorf("stored C2 %s rejected: %w", C2Key(id), kerr)
+			}
 		}
-		return stored, false, nil
-	case err != nil:
-		return nil, false, err
+		if replaced == nil {
+			if err := s.PutManifest(ctx, m, stored); err != nil {
+				return nil, false, nil, err
+			}
+			return stored, false, nil, nil
+		}
+		if err := s.replaceIfMatch(ctx, C2Key(id), etag, proof); err != nil {
+			return nil, false, replaced, fmt.Errorf("replace C2 %s (%v): %w", C2Key(id), replaced, err)
+		}
+		created = true
 	}
 	if err := s.PutManifest(ctx, m, proof); err != nil {
-		return nil, false, err
+		return nil, false, replaced, err
 	}
-	return proof, created, nil
+	return proof, created, replaced, nil
 }
 
 // PutManifest writes the manifest of the stored proof bytes proof (after

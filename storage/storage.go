@@ -14,7 +14,8 @@
 // for single-part uploads, as the S3 SHA-256 checksum, so the server rejects
 // a corrupted upload; reads recompute it and a mismatch is ErrChecksum,
 // never silently used. C2 writes are conditional (If-None-Match: *): a
-// retried activity never replaces a stored proof.
+// retried activity never replaces a good stored proof; a corrupt or
+// unverifiable one is replaced conditional on its ETag (If-Match).
 package storage
 
 import (
@@ -27,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,6 +41,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	tmtypes "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -51,11 +54,13 @@ import (
 // packages that take the store through a small interface (params.Remote)
 // need not import this one.
 var (
-	ErrNotFound error = notFound{}
-	ErrChecksum       = errors.New("sha-256 mismatch: object is corrupt")
-	ErrExists         = errors.New("a different object already exists under this key")
-	ErrAuth           = errors.New("S3 rejected the credentials")
-	ErrNoBucket       = errors.New("bucket does not exist")
+	ErrNotFound      error = notFound{}
+	ErrChecksum            = errors.New("sha-256 mismatch: object is corrupt")
+	ErrExists              = errors.New("a different object already exists under this key")
+	ErrAuth                = errors.New("S3 rejected the credentials")
+	ErrNoBucket            = errors.New("bucket does not exist")
+	ErrNoCredentials       = errors.New("no S3 credentials")
+	ErrUnreachable         = errors.New("S3 server unreachable")
 )
 
 type notFound struct{}
@@ -138,6 +143,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		}
 		opts = append(opts, o)
 	}
+	if cfg.Endpoint != "" {
+		// A custom endpoint is not AWS: probing the EC2 metadata service
+		// for credentials only delays the "no credentials" error.
+		opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
 	if cfg.AccessKey != "" {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKey, cfg.SecretKey, "")))
 	}
@@ -166,13 +176,29 @@ func (s *Store) key(k string) string { return s.cfg.Prefix + k }
 
 // CheckBucket says whether the bucket exists and is reachable: a worker
 // or client never creates one (a mistyped --s3-bucket would otherwise
-// become a new, empty bucket and every C1 "missing").
+// become a new, empty bucket and every C1 "missing"). A missing bucket,
+// refused credentials, no credentials and an unreachable server are told
+// apart (ErrNoBucket, ErrAuth, ErrNoCredentials, ErrUnreachable).
 func (s *Store) CheckBucket(ctx context.Context) error {
 	_, err := s.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.cfg.Bucket})
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("bucket %q at %s (create it first; `c2flow dev` creates its own): %w", s.cfg.Bucket, s.endpoint(), s.classify("head bucket", "", err))
+	op := "head bucket"
+	// A HEAD answer has no body, only a status, and servers differ in it
+	// (versitygw answers an unknown access key with 404): a GET names the
+	// error.
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && (re.HTTPStatusCode() == http.StatusNotFound || re.HTTPStatusCode() == http.StatusForbidden) {
+		if _, lerr := s.s3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &s.cfg.Bucket, MaxKeys: aws.Int32(1)}); lerr != nil {
+			op, err = "list bucket", lerr
+		}
+	}
+	err = s.classify(op, "", err)
+	if errors.Is(err, ErrNoBucket) || errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("bucket %q does not exist at %s (create it first; `c2flow dev` creates its own): %w", s.cfg.Bucket, s.endpoint(), err)
+	}
+	return fmt.Errorf("check bucket %q at %s: %w", s.cfg.Bucket, s.endpoint(), err)
 }
 
 // EnsureBucket creates the bucket if it does not exist.
@@ -203,17 +229,29 @@ func (s *Store) classify(op, key string, err error) error {
 	switch {
 	case errors.As(err, &nsb):
 		return fmt.Errorf("%s: %w (%s at %s)", where, ErrNoBucket, s.cfg.Bucket, s.endpoint())
+	case key == "" && errors.As(err, &nf):
+		// A bucket-level request's bare 404: the bucket.
+		return fmt.Errorf("%s: %w (%s at %s)", where, ErrNoBucket, s.cfg.Bucket, s.endpoint())
 	case errors.As(err, &nsk), errors.As(err, &nf):
 		return fmt.Errorf("%s: %w", where, ErrNotFound)
 	case errors.As(err, &ae):
 		switch ae.ErrorCode() {
-		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken", "Forbidden":
+		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken", "Forbidden", "XAdminUserNotFound": // the last: versitygw's unknown access key
 			return fmt.Errorf("%s: %w (%s: check the access key and secret for %s)", where, ErrAuth, ae.ErrorCode(), s.endpoint())
 		case "NoSuchBucket":
 			return fmt.Errorf("%s: %w (%s at %s)", where, ErrNoBucket, s.cfg.Bucket, s.endpoint())
 		case "NoSuchKey", "NotFound":
 			return fmt.Errorf("%s: %w", where, ErrNotFound)
 		}
+	}
+	if strings.Contains(err.Error(), "get identity: ") {
+		// The SDK found no credentials (it wraps this without a type).
+		return fmt.Errorf("%s: %w (give an access key and secret, or AWS credentials in the environment): %w", where, ErrNoCredentials, err)
+	}
+	var dns *net.DNSError
+	var ne *net.OpError
+	if errors.As(err, &dns) || (errors.As(err, &ne) && ne.Op == "dial") {
+		return fmt.Errorf("%s: %w (%s: check the endpoint and that the server runs): %w", where, ErrUnreachable, s.endpoint(), err)
 	}
 	if p := certProblem(err, s.endpoint()); p != "" {
 		return fmt.Errorf("%s: %s: %w", where, p, err)
@@ -297,20 +335,50 @@ func (s *Store) Size(ctx context.Context, key string) (int64, error) {
 
 // Get reads a small object and checks its SHA-256.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	data, _, err := s.getTagged(ctx, key)
+	return data, err
+}
+
+// getTagged is Get that also returns the object's ETag, even when its
+// bytes fail the checksum, so a corrupt object can be replaced with a
+// write conditional on being that very object.
+func (s *Store) getTagged(ctx context.Context, key string) (data []byte, etag string, err error) {
 	out, err := s.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key))})
 	if err != nil {
-		return nil, s.classify("get", key, err)
+		return nil, "", s.classify("get", key, err)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(out.Body)
+	etag = aws.ToString(out.ETag)
+	data, err = io.ReadAll(out.Body)
 	if err != nil {
-		return nil, s.readErr("get", key, err)
+		return nil, etag, s.readErr("get", key, err)
 	}
 	want := out.Metadata[metaSHA]
 	if hx, _ := sum(data); want == "" || hx != want {
-		return nil, fmt.Errorf("s3 get %s/%s: %w (recorded %q, read %s)", s.cfg.Bucket, s.key(key), ErrChecksum, want, hx)
+		return nil, etag, fmt.Errorf("s3 get %s/%s: %w (recorded %q, read %s)", s.cfg.Bucket, s.key(key), ErrChecksum, want, hx)
 	}
-	return data, nil
+	return data, etag, nil
+}
+
+// replaceIfMatch overwrites the object only while it is still the one
+// with ETag etag (If-Match): a replacement never clobbers an object
+// written since it was read, and the key is never left empty.
+func (s *Store) replaceIfMatch(ctx context.Context, key, etag string, data []byte) error {
+	if etag == "" {
+		return fmt.Errorf("s3 replace %s/%s: the stored object has no ETag to condition on", s.cfg.Bucket, s.key(key))
+	}
+	hx, b64 := sum(data)
+	in := s.putInput(key, data, hx, b64)
+	in.IfMatch = aws.String(etag)
+	_, err := s.s3.PutObject(ctx, in)
+	var ae smithy.APIError
+	if errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict") {
+		return fmt.Errorf("s3 replace %s/%s: %w (it changed since it was read as %s)", s.cfg.Bucket, s.key(key), ErrExists, etag)
+	}
+	if err != nil {
+		return s.classify("replace", key, err)
+	}
+	return nil
 }
 
 // Open streams an object (large files: Filecoin's parameters). Its bytes

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,7 +95,7 @@ func TestConditionalPut(t *testing.T) {
 	if !bytes.Equal(got, a) {
 		t.Fatal("the stored proof was overwritten")
 	}
-	stored, created, err := st.PutC2(ctx, m, b)
+	stored, created, _, err := st.PutC2(ctx, m, b, nil)
 	if err != nil || created || !bytes.Equal(stored, a) {
 		t.Fatalf("PutC2 over an existing proof: created=%v err=%v", created, err)
 	}
@@ -218,5 +219,137 @@ func TestWrongCredentials(t *testing.T) {
 	st, _ = storage.Open(context.Background(), cfg)
 	if _, err := st.Get(context.Background(), "c1/1.json"); !errors.Is(err, storage.ErrNoBucket) {
 		t.Fatalf("missing bucket: %v", err)
+	}
+}
+
+// A stored C2 that fails its checksum (bit rot on the server's disk) or
+// the caller's keep check is replaced in place by the new proof.
+func TestPutC2ReplacesACorruptOrRejectedProof(t *testing.T) {
+	srv := s3test.Start(t)
+	st := srv.Store("c2flow")
+	ctx := context.Background()
+	m := storage.Manifest{ProverID: "aa", SectorID: 2, C1Digest: "d", Profile: "2KiB", Partitions: 1}
+	key := storage.C2Key(m.Identity())
+	a, b, c := bytes.Repeat([]byte("A"), 1000), bytes.Repeat([]byte("B"), 1000), bytes.Repeat([]byte("C"), 1000)
+	if _, _, _, err := st.PutC2(ctx, m, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := objectFile(t, srv, "c2flow", key)
+	rot, _ := os.ReadFile(f)
+	rot[500] ^= 0x01
+	if err := os.WriteFile(f, rot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stored, created, replaced, err := st.PutC2(ctx, m, b, nil)
+	if err != nil || !created || !bytes.Equal(stored, b) || !errors.Is(replaced, storage.ErrChecksum) {
+		t.Fatalf("PutC2 over a rotten proof: created=%v replaced=%v err=%v", created, replaced, err)
+	}
+	if _, got, err := st.GetC2(ctx, m.Identity()); err != nil || !bytes.Equal(got, b) {
+		t.Fatalf("after replacing a rotten proof: %v", err)
+	}
+	no := errors.New("does not verify")
+	_, created, replaced, err = st.PutC2(ctx, m, c, func([]byte) error { return no })
+	if err != nil || !created || !errors.Is(replaced, no) {
+		t.Fatalf("PutC2 over a rejected proof: created=%v replaced=%v err=%v", created, replaced, err)
+	}
+	if _, got, err := st.GetC2(ctx, m.Identity()); err != nil || !bytes.Equal(got, c) {
+		t.Fatalf("after replacing a rejected proof: %v", err)
+	}
+	// The same bytes stored again over their rotten copy: its recorded
+	// digest matches, its bytes do not, and it is rewritten.
+	rot, _ = os.ReadFile(f)
+	rot[10] ^= 0x01
+	if err := os.WriteFile(f, rot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, created, replaced, err = st.PutC2(ctx, m, c, nil)
+	if err != nil || !created || !errors.Is(replaced, storage.ErrChecksum) {
+		t.Fatalf("PutC2 of the same bytes over their rotten copy: created=%v replaced=%v err=%v", created, replaced, err)
+	}
+	if _, got, err := st.GetC2(ctx, m.Identity()); err != nil || !bytes.Equal(got, c) {
+		t.Fatalf("after rewriting a rotten copy: %v", err)
+	}
+}
+
+// CheckBucket tells a wrong secret, an unknown access key, a missing
+// bucket, an unreachable server and no credentials apart; with a custom
+// endpoint the EC2 metadata service is never asked for credentials.
+func TestCheckBucketTellsProblemsApart(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Store("c2flow")
+	ctx := context.Background()
+	check := func(cfg storage.Config) error {
+		t.Helper()
+		st, err := storage.Open(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.CheckBucket(ctx)
+	}
+	expect := func(what string, err, want error, text string, not ...error) {
+		t.Helper()
+		if !errors.Is(err, want) || !strings.Contains(err.Error(), text) {
+			t.Fatalf("%s: %v; want %v and %q", what, err, want, text)
+		}
+		for _, n := range not {
+			if errors.Is(err, n) {
+				t.Fatalf("%s: %v is also %v", what, err, n)
+			}
+		}
+		if what != "missing bucket" && strings.Contains(err.Error(), "create it first") {
+			t.Fatalf("%s: %v tells to create the bucket", what, err)
+		}
+	}
+	if err := check(srv.Config("c2flow")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := srv.Config("c2flow")
+	cfg.SecretKey = "wrong"
+	expect("wrong secret", check(cfg), storage.ErrAuth, "check the access key and secret", storage.ErrNoBucket)
+	cfg = srv.Config("c2flow")
+	cfg.AccessKey = "nobody"
+	expect("unknown access key", check(cfg), storage.ErrAuth, "check the access key and secret", storage.ErrNoBucket)
+	expect("missing bucket", check(srv.Config("no-such-bucket")), storage.ErrNoBucket, `bucket "no-such-bucket" does not exist`, storage.ErrAuth)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = srv.Config("c2flow")
+	cfg.Endpoint, cfg.MaxAttempts = "http://"+l.Addr().String(), 2
+	l.Close()
+	expect("unreachable", check(cfg), storage.ErrUnreachable, "check the endpoint", storage.ErrNoBucket, storage.ErrAuth)
+
+	// A metadata service that counts who asks it.
+	imds, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imds.Close()
+	asked := make(chan struct{}, 16)
+	go func() {
+		for {
+			c, err := imds.Accept()
+			if err != nil {
+				return
+			}
+			asked <- struct{}{}
+			c.Close()
+		}
+	}()
+	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://"+imds.Addr().String())
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_EC2_METADATA_DISABLED"} {
+		t.Setenv(v, "")
+	}
+	none := filepath.Join(t.TempDir(), "none")
+	t.Setenv("AWS_CONFIG_FILE", none)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", none)
+	cfg = srv.Config("c2flow")
+	cfg.AccessKey, cfg.SecretKey, cfg.MaxAttempts = "", "", 2
+	expect("no credentials", check(cfg), storage.ErrNoCredentials, "give an access key and secret", storage.ErrNoBucket, storage.ErrAuth)
+	select {
+	case <-asked:
+		t.Fatal("the EC2 metadata service was asked for credentials with a custom endpoint")
+	default:
 	}
 }

@@ -225,7 +225,7 @@ func (p *ProverPhases) Finish(ctx context.Context, pr Proving) ([]byte, time.Dur
 // sector's C2, verified against the verifying key and stored
 // conditionally. If a C2 is already stored (a retry after a lost response,
 // a run whose C2 was found bad), the stored one is checked and kept, or
-// replaced when it does not verify.
+// replaced when it is corrupt or does not verify.
 func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
 	s, c, err := p.sectorVerifier(ctx, in.SectorRef)
 	if err != nil {
@@ -248,28 +248,14 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 	for _, pt := range in.Partitions {
 		m.PartitionMS = append(m.PartitionMS, storage.PartitionTime{Partition: pt.Partition, SynthMS: pt.SynthMS, QueueMS: pt.QueueMS, DeviceMS: pt.DeviceMS, FinalizeMS: pt.FinalizeMS})
 	}
-	stored, created, err := p.Artifacts.PutC2(ctx, m, data)
-	if err != nil {
-		return job.StoreOutput{}, err
+	// A stored C2 that is corrupt or does not verify is replaced in
+	// place, conditional on its ETag; a good one is kept.
+	_, created, replaced, err := p.Artifacts.PutC2(ctx, m, data, func(stored []byte) error { return c.VerifyC2(s, stored) })
+	if replaced != nil {
+		p.Log.Warn("replacing a stored C2 that is corrupt or does not verify", "sector", in.SectorRef.String(), "key", storage.C2Key(id), "reason", replaced)
 	}
-	if !created {
-		// One workflow per sector identity runs at a time, so nothing
-		// races the replacement.
-		if err := c.VerifyC2(s, stored); err != nil {
-			p.Log.Warn("replacing a stored C2 that does not verify", "sector", in.SectorRef.String(), "key", storage.C2Key(id), "reason", err)
-			if derr := p.Artifacts.Delete(ctx, storage.C2Key(id)); derr != nil {
-				return job.StoreOutput{}, fmt.Errorf("%s: delete the bad C2 %s: %w", in.SectorRef, storage.C2Key(id), derr)
-			}
-			if stored, created, err = p.Artifacts.PutC2(ctx, m, data); err != nil {
-				return job.StoreOutput{}, err
-			}
-			if !created {
-				return job.StoreOutput{}, fmt.Errorf("%s: another C2 was stored under %s while replacing a bad one", in.SectorRef, storage.C2Key(id))
-			}
-		}
-		if err := p.Artifacts.PutManifest(ctx, m, stored); err != nil {
-			return job.StoreOutput{}, err
-		}
+	if err != nil {
+		return job.StoreOutput{}, fmt.Errorf("%s: store C2: %w", in.SectorRef, err)
 	}
 	return job.StoreOutput{C2Key: storage.C2Key(id), Created: created}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -163,5 +165,85 @@ func TestHostCanceledIsHostLost(t *testing.T) {
 	}
 	if err := hostCanceled(context.Background(), "h1", "DevicePhase", context.Canceled); err != context.Canceled {
 		t.Fatalf("context.Canceled on a live context: %v", err)
+	}
+}
+
+// A stored C2 rotted on the server's disk (one flipped byte) is not
+// trusted by the lookup, and the next StoreC2 replaces it: the new proof
+// is stored and verifies, and the rotten bytes are gone.
+func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
+	ctx := context.Background()
+	const profile = "2KiB"
+	keys := paramstest.Keys(t, profile)
+	srv := s3test.Start(t)
+	store := srv.Store("c2flow-test")
+	c1 := poreptest.Sector(t, profile, 31).C1()
+	ref, err := batch.PutC1(ctx, store, c1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := prover.New(keys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots, err := gpu.CPUSlots(1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget, err := NewBudget(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phases := &ProverPhases{Artifacts: store, Schemes: scheme.Set{testscheme.New(params.DirStore{Root: paramstest.Dir()})}, Log: slog.New(slog.DiscardHandler)}
+	h := NewHost("store-test", phases, slots, budget, slog.New(slog.DiscardHandler))
+	prove := func() [][]byte {
+		c2, _, err := pr.ProveSector(ctx, slots, c1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var proofs [][]byte
+		for _, p := range c2.Proofs {
+			b, err := (&prover.C2{Profile: profile, Proofs: []*groth16bls.Proof{p}}).MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			proofs = append(proofs, b)
+		}
+		return proofs
+	}
+	if _, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: prove()}); err != nil {
+		t.Fatal(err)
+	}
+	key := storage.C2Key(ref.Identity())
+	f := filepath.Join(srv.Dir, "c2flow-test", filepath.FromSlash(key))
+	old, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old[len(old)/2] ^= 0x01 // bit rot: same size, one byte changed
+	if err := os.WriteFile(f, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lo, err := h.LookupC2(ctx, ref)
+	if err != nil || !lo.Found || lo.Valid {
+		t.Fatalf("lookup of a rotten C2: %+v %v", lo, err)
+	}
+	out, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: prove()})
+	if err != nil {
+		t.Fatalf("storing over a rotten C2: %v", err)
+	}
+	if !out.Created {
+		t.Fatal("the rotten C2 was kept")
+	}
+	lo, err = h.LookupC2(ctx, ref)
+	if err != nil || !lo.Valid {
+		t.Fatalf("lookup after the replacement: %+v %v", lo, err)
+	}
+	_, now, err := store.GetC2(ctx, ref.Identity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(now, old) {
+		t.Fatal("the rotten bytes are still stored")
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/storage"
+	"github.com/c2flow/c2flow/storage/s3test"
 )
 
 // captureStderr returns what f writes on os.Stderr.
@@ -282,5 +284,27 @@ func TestDevStopSaysWhatItWaitsFor(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("dev did not stop:\n%s", p.output())
+	}
+}
+
+// `c2flow dev --external-s3` with a bucket that does not exist fails
+// naming it, and never creates it: only the embedded server's bucket is
+// the stack's to make.
+func TestDevExternalS3NeverCreatesTheBucket(t *testing.T) {
+	srv := s3test.Start(t)
+	srv.Store("c2flow-real")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel() // without the check the stack comes up and runs: end it
+	err := dispatch(ctx, []string{"dev", "--external-s3", "--dir", t.TempDir(), "--temporal-port", "0",
+		"--s3-endpoint", srv.Endpoint(), "--s3-bucket", "c2flow-typo", "--s3-access-key", srv.Access, "--s3-secret-key", srv.Secret})
+	if err == nil || !errors.Is(err, storage.ErrNoBucket) || !strings.Contains(err.Error(), `"c2flow-typo"`) {
+		t.Fatalf("dev on an external S3 without the bucket: %v", err)
+	}
+	st, err := storage.Open(context.Background(), srv.Config("c2flow-typo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CheckBucket(context.Background()); !errors.Is(err, storage.ErrNoBucket) {
+		t.Fatalf("the mistyped bucket was created on the external S3: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,5 +205,38 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 		if ok := err == nil && len(lines) == 1 && strings.Contains(lines[0], ": ok ("); ok != c.ok {
 			t.Fatalf("%s: verify-seal %v %q", c.name, err, lines)
 		}
+	}
+}
+
+// c2flow verify refuses a proof file longer than a C2 of the sector's
+// partitions before reading it (a 300 MB file was read whole), for
+// c2flow's own C2 format and for Filecoin's.
+func TestVerifyRefusesAnOversizedProof(t *testing.T) {
+	ctx := context.Background()
+	huge := func(t *testing.T) string {
+		p := filepath.Join(t.TempDir(), "huge.proof")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := f.Truncate(300 << 20); err != nil { // sparse: no disk
+			t.Fatal(err)
+		}
+		return p
+	}
+	own := t.TempDir()
+	if err := runSeal(ctx, []string{"--profile", "2KiB", "--sectors", "1", "--out", own}); err != nil {
+		t.Fatal(err)
+	}
+	p := huge(t)
+	err := runVerify(ctx, []string{"--c1", filepath.Join(own, "1.c1.json"), "--proof", p, "--params", t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("proof file %s is %d bytes; a 2KiB C2 of", p, 300<<20)) {
+		t.Fatalf("verify of a 300 MB proof: %v", err)
+	}
+	p = huge(t)
+	err = runVerify(ctx, []string{"--c1", sealFilecoin2KiB(t), "--proof", p, "--filecoin-params", t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("proof file %s is %d bytes; a Filecoin C2 of 1 partitions is 192", p, 300<<20)) {
+		t.Fatalf("verify of a 300 MB Filecoin proof: %v", err)
 	}
 }

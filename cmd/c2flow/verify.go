@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
@@ -38,9 +40,9 @@ func runVerify(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(*proofPath)
+	raw, err := readProofFile(*proofPath, prover.C2Size(c1.Profile.Name, c1.Profile.Partitions), fmt.Sprintf("a %s C2 of %d partitions", c1.Profile.Name, c1.Profile.Partitions))
 	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return err
 	}
 	c2, err := prover.UnmarshalC2(raw)
 	if err != nil {
@@ -69,14 +71,14 @@ func verifyFilecoin(ctx context.Context, c1Path, proofPath, dir string, cf *subm
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", c1Path, err)
 	}
-	proof, err := os.ReadFile(proofPath)
-	if err != nil {
-		return fmt.Errorf("verify: %w", err)
-	}
 	fc := c2.New(c2.Params{Dir: dir}, nil)
 	s, err := fc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", c1Path, err)
+	}
+	proof, err := readProofFile(proofPath, int64(s.Partitions())*groth.ProofSize, fmt.Sprintf("a Filecoin C2 of %d partitions", s.Partitions()))
+	if err != nil {
+		return err
 	}
 	circ, err := fc.LoadVerifier(ctx, ref.Profile) // the .vk alone
 	if err != nil {
@@ -91,6 +93,28 @@ func verifyFilecoin(ctx context.Context, c1Path, proofPath, dir string, cf *subm
 	}
 	fmt.Printf("%s: ok: %d partition proofs verify for %s (%s, %s%s)\n", proofPath, s.Partitions(), ref, ref.Profile, filepath.Base(circ.Files().VK), dev)
 	return nil
+}
+
+// readProofFile reads a proof file of at most max bytes (what is
+// expected, a C2 of so many partitions): a longer file is refused before
+// it is read, never held in memory whole.
+func readProofFile(path string, max int64, expected string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > max {
+		return nil, fmt.Errorf("verify: proof file %s is %d bytes; %s is %d: not its proof", path, fi.Size(), expected, max)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1)) // a pipe, or a file that grew
+	if err != nil {
+		return nil, fmt.Errorf("verify: read proof file %s: %w", path, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("verify: proof file %s is over %d bytes; %s is %d: not its proof", path, max, expected, max)
+	}
+	return b, nil
 }
 
 // runCancel asks a batch to cancel: sectors not started are not started,

@@ -45,13 +45,19 @@ func verifySeal(ctx context.Context, args []string, out, logw io.Writer) error {
 	pvk := vk.Prepare()
 	var ok, invalid, skipped int
 	t0 := time.Now()
+	var ferr error
 	for _, name := range files {
-		if err := verifySealFile(ctx, name, pvk, *sectorSize, out, &ok, &invalid, &skipped); err != nil {
-			return err
+		if ferr = verifySealFile(ctx, name, pvk, *sectorSize, out, &ok, &invalid, &skipped); ferr != nil {
+			break
 		}
 	}
+	// The summary even when a file could not be read to its end: what
+	// was checked before is reported.
 	fmt.Fprintf(logw, "verify-seal: %d ok, %d invalid, %d skipped in %v (verifying key %s, %d public inputs)\n",
 		ok, invalid, skipped, time.Since(t0).Round(time.Millisecond), *vkPath, vk.NumPublic())
+	if ferr != nil {
+		return ferr
+	}
 	if invalid > 0 {
 		return fmt.Errorf("verify-seal: %d of %d records invalid", invalid, ok+invalid)
 	}
@@ -73,38 +79,78 @@ func verifySealFile(ctx context.Context, name string, pvk *groth.PreparedVerifyi
 		defer f.Close()
 		r = f
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), maxRecordLine)
-	for n := 1; sc.Scan(); n++ {
+	br := bufio.NewReaderSize(r, 1<<20)
+	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
+		raw, size, err := readRecordLine(br, maxRecordLine)
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("verify-seal: reading %s at line %d: %w", name, n, err)
 		}
-		rec, err := groth.ParseSealRecord(line)
-		if err != nil {
+		if size == 0 && err == io.EOF {
+			return nil
+		}
+		if size > maxRecordLine {
+			// Not a record: report it and go on with the next line.
 			*invalid++
-			fmt.Fprintf(out, "%s:%d: invalid: %v\n", name, n, err)
-			continue
+			fmt.Fprintf(out, "%s:%d: invalid: line of %d bytes, over the %d MiB a record may take\n", name, n, size, maxRecordLine>>20)
+		} else {
+			checkSealLine(name, n, bytes.TrimSpace(raw), pvk, sectorSize, out, ok, invalid, skipped)
 		}
-		desc := fmt.Sprintf("sector %d, %v", rec.SectorID, rec.Config)
-		if sectorSize != 0 && rec.Config.SectorSize != sectorSize {
-			*skipped++
-			fmt.Fprintf(out, "%s:%d: skipped (%s; --sector-size %d)\n", name, n, desc, sectorSize)
-			continue
+		if err == io.EOF {
+			return nil
 		}
-		if err := groth.VerifySeal(pvk, rec); err != nil {
-			*invalid++
-			fmt.Fprintf(out, "%s:%d: invalid: %v (%s)\n", name, n, err, desc)
-			continue
-		}
-		*ok++
-		fmt.Fprintf(out, "%s:%d: ok (%s)\n", name, n, desc)
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("verify-seal: reading %s: %w", name, err)
+}
+
+// readRecordLine reads one line, without its newline, and its length in
+// bytes. A line longer than max is read to its end but not kept (line is
+// nil): one huge line costs max bytes of memory, not its length.
+func readRecordLine(br *bufio.Reader, max int) (line []byte, size int64, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		size += int64(len(frag))
+		if size <= int64(max)+1 {
+			line = append(line, frag...)
+		} else {
+			line = nil
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == nil { // the newline ends the line
+			size--
+			if line != nil {
+				line = line[:len(line)-1]
+			}
+		}
+		return line, size, err
 	}
-	return nil
+}
+
+// checkSealLine verifies the record on line n of name and reports it.
+func checkSealLine(name string, n int, line []byte, pvk *groth.PreparedVerifyingKey, sectorSize uint64, out io.Writer, ok, invalid, skipped *int) {
+	if len(line) == 0 {
+		return
+	}
+	rec, err := groth.ParseSealRecord(line)
+	if err != nil {
+		*invalid++
+		fmt.Fprintf(out, "%s:%d: invalid: %v\n", name, n, err)
+		return
+	}
+	desc := fmt.Sprintf("sector %d, %v", rec.SectorID, rec.Config)
+	if sectorSize != 0 && rec.Config.SectorSize != sectorSize {
+		*skipped++
+		fmt.Fprintf(out, "%s:%d: skipped (%s; --sector-size %d)\n", name, n, desc, sectorSize)
+		return
+	}
+	if err := groth.VerifySeal(pvk, rec); err != nil {
+		*invalid++
+		fmt.Fprintf(out, "%s:%d: invalid: %v (%s)\n", name, n, err, desc)
+		return
+	}
+	*ok++
+	fmt.Fprintf(out, "%s:%d: ok (%s)\n", name, n, desc)
 }

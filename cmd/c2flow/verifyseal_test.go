@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -416,4 +417,34 @@ func readCached(name string, read func(io.Reader) error) error {
 	}
 	defer f.Close()
 	return read(bufio.NewReaderSize(f, 1<<20))
+}
+
+// A line over the record limit is reported invalid with its number, the
+// lines after it are still checked, and the summary is printed.
+func TestVerifySealHugeLine(t *testing.T) {
+	dir := t.TempDir()
+	vk := filepath.Join(dir, "test.vk")
+	writeTestVK(t, vk, 40)
+	recs := filepath.Join(dir, "records.jsonl")
+	f, err := os.Create(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("{\"not\": \"a record\"}\n")
+	f.Write(bytes.Repeat([]byte("x"), maxRecordLine+1))
+	f.WriteString("\nnot json either\n")
+	f.Close()
+	var out, logw bytes.Buffer
+	err = verifySeal(context.Background(), []string{"--vk", vk, recs}, &out, &logw)
+	if err == nil || !strings.Contains(err.Error(), "3 of 3 records invalid") {
+		t.Fatalf("verify-seal: %v\n%s%s", err, out.String(), logw.String())
+	}
+	for _, want := range []string{recs + ":1: invalid", recs + fmt.Sprintf(":2: invalid: line of %d bytes", maxRecordLine+1), recs + ":3: invalid"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(logw.String(), "verify-seal: 0 ok, 3 invalid, 0 skipped") {
+		t.Errorf("no summary: %q", logw.String())
+	}
 }

@@ -429,13 +429,15 @@ func findParamsPair(dir string, info proofs.SealProofInfo, numInputs int) (*para
 			seen = append(seen, name+" (no .params beside it)")
 			continue
 		}
-		key, err := groth.ReadVerifyingKeyFile(p.vk)
-		if err != nil {
-			seen = append(seen, fmt.Sprintf("%s (unreadable: %v)", name, err))
+		// The IC count is compared on the header, before the points are read.
+		key, err := groth.ReadVerifyingKeyFileFor(p.vk, numInputs)
+		var ic *groth.ICCountError
+		if errors.As(err, &ic) {
+			seen = append(seen, fmt.Sprintf("%s (%d IC points, want %d)", name, ic.Got, numInputs))
 			continue
 		}
-		if len(key.IC) != numInputs {
-			seen = append(seen, fmt.Sprintf("%s (%d IC points, want %d)", name, len(key.IC), numInputs))
+		if err != nil {
+			seen = append(seen, fmt.Sprintf("%s (unreadable: %v)", name, err))
 			continue
 		}
 		p.key = key

@@ -225,14 +225,16 @@ func (s *Scheme) LoadVerifier(ctx context.Context, proof string) (*Verifier, err
 }
 
 // readVK reads the verifying key at path, which must have one IC point per
-// circuit input.
+// circuit input. The header's IC count is compared first: a key of
+// another circuit (or one claiming 2^20 points) is refused unread.
 func readVK(path string, numInputs int) (*groth.VerifyingKey, error) {
-	vk, err := groth.ReadVerifyingKeyFile(path)
+	vk, err := groth.ReadVerifyingKeyFileFor(path, numInputs)
+	var ic *groth.ICCountError
+	if errors.As(err, &ic) {
+		return nil, fmt.Errorf("%s has %d IC points, the circuit has %d inputs: a key of another circuit: %w", path, ic.Got, numInputs, ErrBadParams)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if len(vk.IC) != numInputs {
-		return nil, fmt.Errorf("%s has %d IC points, the circuit has %d inputs: a key of another circuit: %w", path, len(vk.IC), numInputs, ErrBadParams)
 	}
 	return vk, nil
 }

@@ -76,10 +76,37 @@ func ReadVerifyingKey(r io.Reader) (*VerifyingKey, error) {
 	return vk, err
 }
 
+// ICCountError is a verifying key whose header's IC count is not the one
+// its circuit needs: a key of another circuit, refused before its IC
+// points are read.
+type ICCountError struct {
+	Got, Want int
+}
+
+func (e *ICCountError) Error() string {
+	return fmt.Sprintf("reading verifying key: %d IC points, want %d", e.Got, e.Want)
+}
+
+// ReadVerifyingKeyFileFor is ReadVerifyingKeyFile for a key that must have
+// numIC IC points: the header's count is compared first, so a key claiming
+// a huge IC is refused (an *ICCountError) without reading or checking it.
+func ReadVerifyingKeyFileFor(path string, numIC int) (*VerifyingKey, error) {
+	return readVerifyingKeyFile(path, numIC)
+}
+
 func readVerifyingKey(r io.Reader) (*VerifyingKey, int64, error) {
+	return readVerifyingKeyFor(r, -1)
+}
+
+// readVerifyingKeyFor reads a key; wantIC >= 0 is the IC count it must
+// have, checked before any point is decoded.
+func readVerifyingKeyFor(r io.Reader, wantIC int) (*VerifyingKey, int64, error) {
 	fixed := make([]byte, vkFixedSize+4)
 	if _, err := io.ReadFull(r, fixed); err != nil {
 		return nil, 0, fmt.Errorf("reading verifying key: %w: %w", ErrFormat, err)
+	}
+	if n := binary.BigEndian.Uint32(fixed[vkFixedSize:]); wantIC >= 0 && uint64(n) != uint64(wantIC) {
+		return nil, 0, &ICCountError{Got: int(n), Want: wantIC}
 	}
 	vk := new(VerifyingKey)
 	off := 0
@@ -133,13 +160,17 @@ func readVerifyingKey(r io.Reader) (*VerifyingKey, int64, error) {
 
 // ReadVerifyingKeyFile reads a .vk file; trailing bytes are an error.
 func ReadVerifyingKeyFile(path string) (*VerifyingKey, error) {
+	return readVerifyingKeyFile(path, -1)
+}
+
+func readVerifyingKeyFile(path string, wantIC int) (*VerifyingKey, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading verifying key: %w", err)
 	}
 	defer f.Close()
 	br := bufio.NewReader(f)
-	vk, err := ReadVerifyingKey(br)
+	vk, _, err := readVerifyingKeyFor(br, wantIC)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

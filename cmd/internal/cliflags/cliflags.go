@@ -129,6 +129,9 @@ func (s *S3) Open(ctx context.Context) (*storage.Store, error) {
 		// its endpoint goes to AWS and fails on credentials.
 		return nil, fmt.Errorf("S3 at AWS (no --s3-endpoint or $C2FLOW_S3_ENDPOINT given; for the local stack of `c2flow dev` use --s3-endpoint http://127.0.0.1:9000 --s3-access-key c2flow-dev --s3-secret-key c2flow-dev-secret): %w", err)
 	}
+	if errors.Is(err, storage.ErrNoCredentials) {
+		return nil, fmt.Errorf("S3 at %s (give --s3-access-key and --s3-secret-key, or $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY): %w", s.Endpoint, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("S3 at %s: %w", s.Endpoint, err)
 	}
