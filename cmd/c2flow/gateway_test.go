@@ -84,26 +84,26 @@ func (p *c2flowProc) output() string {
 	return string(b)
 }
 
-// waitFor waits until the output has a line starting with prefix and
-// returns it; the process ending first fails the test.
-func (p *c2flowProc) waitFor(prefix string, within time.Duration) string {
+// waitFor waits until the output has a line holding text and returns it;
+// the process ending first fails the test.
+func (p *c2flowProc) waitFor(text string, within time.Duration) string {
 	p.t.Helper()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		sc := bufio.NewScanner(strings.NewReader(p.output()))
 		for sc.Scan() {
-			if l := strings.TrimSpace(sc.Text()); strings.HasPrefix(l, prefix) {
+			if l := strings.TrimSpace(sc.Text()); strings.Contains(l, text) {
 				return l
 			}
 		}
 		select {
 		case err := <-p.waited:
 			p.waited <- err
-			p.t.Fatalf("c2flow exited (%v) before printing %q:\n%s", err, prefix, p.output())
+			p.t.Fatalf("c2flow exited (%v) before printing %q:\n%s", err, text, p.output())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	p.t.Fatalf("c2flow printed no %q within %v:\n%s", prefix, within, p.output())
+	p.t.Fatalf("c2flow printed no %q within %v:\n%s", text, within, p.output())
 	return ""
 }
 
@@ -447,11 +447,49 @@ func TestGatewayRefusesAndForwards(t *testing.T) {
 	if keys, err := d.store.List(ctx, "c1/"); err != nil || len(keys) != 0 {
 		t.Errorf("bad requests stored C1s: %v %v", keys, err)
 	}
+	if keys, err := d.store.List(ctx, "cuzk/"); err != nil || len(keys) != 0 {
+		t.Errorf("bad requests stored request labels: %v %v", keys, err)
+	}
 	// SubmitProof refuses the same way, as InvalidArgument.
 	req := sec.request(t)
 	req.MinerId = 1001
 	if _, err := curio.svc.SubmitProof(ctx, req); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "not this miner's sector") {
 		t.Errorf("SubmitProof of a wrong miner: %v", err)
+	}
+
+	// The same request_id with another C1 (another ticket: another replica
+	// of the same sector) is a new job, and the gateway says so.
+	first, err := curio.svc.SubmitProof(ctx, sec.request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := seal.TestParams(proofs.StackedDrg2KiBV1_1, proofs.ProverID(miner), 5)
+	p.Ticket[0] ^= 1
+	resealed, err := seal.Seal(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := c1.Encode(&again, resealed.C1); err != nil {
+		t.Fatal(err)
+	}
+	other := curioSector{miner: miner, number: 5, c1JSON: again.Bytes()}
+	second, err := curio.svc.SubmitProof(ctx, other.request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.JobId == second.JobId || other.request(t).RequestId != sec.request(t).RequestId {
+		t.Errorf("two C1s of one request_id: jobs %s and %s", first.JobId, second.JobId)
+	}
+	gw.waitFor(`level=INFO msg="request_id reused with a different C1: a new job"`, time.Minute)
+	again2, err := curio.svc.SubmitProof(ctx, sec.request(t))
+	if err != nil || again2.JobId != first.JobId {
+		t.Errorf("the first C1 again: job %s (%v), want %s", again2.GetJobId(), err, first.JobId)
+	}
+	for _, id := range []string{first.JobId, second.JobId} {
+		if _, err := curio.svc.CancelProof(ctx, &cuzkpb.CancelProofRequest{JobId: id}); err != nil {
+			t.Errorf("CancelProof %s: %v", id, err)
+		}
 	}
 
 	// WindowPoSt: refused without --forward, naming the kind and the flag.
