@@ -62,6 +62,11 @@ func Identify(hints Public) batch.Identify {
 	fc := c2.New(c2.Params{}, nil) // decoding only: no parameters are read
 	return func(ctx context.Context, path string, raw []byte) (job.SectorRef, error) {
 		if !LooksFilecoin(raw) {
+			// A test-scheme C1 names its own prover and sector: hints
+			// would be ignored, so they are refused.
+			if hints.ProverID != "" || hints.Given() {
+				return job.SectorRef{}, fmt.Errorf("--prover-id and --sector-id are for Filecoin C1s; this is a c2flow test-scheme C1, which names its own prover and sector")
+			}
 			return batch.TestSchemeC1(ctx, path, raw)
 		}
 		a, err := c1.Decode(bytes.NewReader(raw))

@@ -70,6 +70,17 @@ func runSubmit(ctx context.Context, args []string) error {
 	if *c1 == "" {
 		return fmt.Errorf("submit: --c1 is required")
 	}
+	// The workflow would replace these silently (priority 3, 8 in flight):
+	// a typo would run under settings nobody asked for.
+	if *prio < 0 || *prio > 5 {
+		return fmt.Errorf("submit: --priority %d: 1 (most urgent) to 5, or 0 for the default 3", *prio)
+	}
+	if *inFlight < 1 {
+		return fmt.Errorf("submit: --max-in-flight %d: at least 1 sector at once", *inFlight)
+	}
+	if cf.sectorID != "" && cf.proverID == "" {
+		return fmt.Errorf("submit: --sector-id needs --prover-id (a sector number names a sector only with its prover)")
+	}
 	log, err := lf.Logger()
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/storage"
@@ -92,5 +93,54 @@ func TestProgressBarNeverGoesBackwards(t *testing.T) {
 	}
 	if !strings.Contains(b.last, "8/8 partitions") {
 		t.Fatalf("final line %q", b.last)
+	}
+}
+
+// Flags that would be ignored or silently replaced are refused, each
+// error naming its flag: nothing is submitted under settings nobody asked
+// for.
+func TestSubmitRefusesIgnoredFlags(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t)
+	srv.Store("c2flow-flags") // creates the bucket
+	dir := t.TempDir()
+	if err := dispatch(ctx, []string{"seal", "--profile", "2KiB", "--sectors", "1", "--out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	c1 := filepath.Join(dir, "1.c1.json")
+	s3 := []string{"--s3-endpoint", srv.Endpoint(), "--s3-bucket", "c2flow-flags", "--s3-access-key", srv.Access, "--s3-secret-key", srv.Secret,
+		"--params", t.TempDir(), "--address", "127.0.0.1:1"}
+	prover := strings.Repeat("ab", 32)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sector-id", "1"}, "--sector-id needs --prover-id"},
+		{[]string{"--prover-id", prover}, "--prover-id and --sector-id are for Filecoin C1s"},
+		{[]string{"--prover-id", prover, "--sector-id", "1"}, "--prover-id and --sector-id are for Filecoin C1s"},
+		{[]string{"--priority", "6"}, "--priority 6"},
+		{[]string{"--priority", "-1"}, "--priority -1"},
+		{[]string{"--max-in-flight", "0"}, "--max-in-flight 0"},
+		{[]string{"--max-in-flight", "-3"}, "--max-in-flight -3"},
+	} {
+		args := append(append([]string{"submit", "--c1", c1}, s3...), c.args...)
+		err := dispatch(ctx, args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("submit %v: %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+}
+
+// --partition-workers below 1 is refused by every command with the host
+// flags (cliflags.AddHost): dev and worker alike.
+func TestPartitionWorkersRefused(t *testing.T) {
+	for _, n := range []string{"0", "-1"} {
+		// Bounded: a dev that accepted the flag would serve until ctx ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := dispatch(ctx, []string{"dev", "--dir", t.TempDir(), "--partition-workers", n, "--ui", "", "--temporal-port", "0", "--s3-listen", "127.0.0.1:0"})
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "--partition-workers "+n) {
+			t.Errorf("dev --partition-workers %s: %v", n, err)
+		}
 	}
 }
