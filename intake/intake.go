@@ -134,6 +134,11 @@ func PublicFor(name string, a *c1.Artifact, h Public) (*seal.SectorPublic, strin
 			if sectorID, err = strconv.ParseUint(h.SectorID, 10, 64); err != nil {
 				return nil, src, fmt.Errorf("--sector-id: %w", err)
 			}
+			// A Commit2In names its sector: a flag that disagrees is a
+			// mix-up of files, refused here as submit's decoder refuses it.
+			if isWrapped && werr == nil && wrapped != sectorID {
+				return nil, src, fmt.Errorf("--sector-id %d but the Commit2In SectorNum is %d", sectorID, wrapped)
+			}
 		case isWrapped:
 			sectorSrc = "Commit2In SectorNum"
 			if werr != nil {

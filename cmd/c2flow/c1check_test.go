@@ -116,3 +116,31 @@ func TestFilecoinSealAndCheck(t *testing.T) {
 		t.Fatal("--proof with --profile accepted")
 	}
 }
+
+// A Commit2In whose SectorNum is not the --sector-id given is refused,
+// naming both numbers, even when its Phase1Out verifies as the flag's
+// sector: submit refuses it, and c1 check agrees (intake.PublicFor).
+func TestC1CheckCommit2InSectorNumMismatch(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := dispatch(ctx, []string{"seal", "--proof", "StackedDrg2KiBV1_1", "--sectors", "1", "--first-sector", "6", "--out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := c1.DecodeFile(filepath.Join(dir, "6.c1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c1.MarshalCommit2In(5, a.C1) // sector 6's C1, labeled 5
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := filepath.Join(t.TempDir(), "c1out.json")
+	if err := os.WriteFile(wrapped, w, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = c1Check(ctx, []string{"--prover-id", seal.Hex32(defaultProverID()), "--sector-id", "6", wrapped}, &out, &bytes.Buffer{})
+	if err == nil || !strings.Contains(out.String(), "--sector-id 6") || !strings.Contains(out.String(), "SectorNum is 5") {
+		t.Fatalf("c1 check --sector-id 6 of a Commit2In of SectorNum 5: %v; output:\n%s", err, out.String())
+	}
+}
