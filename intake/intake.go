@@ -134,6 +134,9 @@ func PublicFor(name string, a *c1.Artifact, h Public) (*seal.SectorPublic, strin
 			if sectorID, err = strconv.ParseUint(h.SectorID, 10, 64); err != nil {
 				return nil, src, fmt.Errorf("--sector-id: %w", err)
 			}
+			if err := seal.CheckSectorID(sectorID, "--sector-id"); err != nil {
+				return nil, src, err
+			}
 			// A Commit2In names its sector: a flag that disagrees is a
 			// mix-up of files, refused here as submit's decoder refuses it.
 			if isWrapped && werr == nil && wrapped != sectorID {
@@ -153,6 +156,9 @@ func PublicFor(name string, a *c1.Artifact, h Public) (*seal.SectorPublic, strin
 			}
 			if !ok || err != nil {
 				return nil, src, fmt.Errorf("no sector id: give --sector-id, a Commit2In file, or a file named <sector-id>.c1.json")
+			}
+			if err := seal.CheckSectorID(sectorID, "file name "+base+": sector id"); err != nil {
+				return nil, src, err
 			}
 			sectorSrc = "file name"
 		}
