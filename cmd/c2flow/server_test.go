@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -37,6 +39,19 @@ func TestServerFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("server %v: %v, want an error saying %q", c.args, err, c.want)
 		}
+	}
+}
+
+// `c2flow server --help` says where the internal services bind: loopback,
+// not the frontend's IP (devstack binds them to 127.0.0.1).
+func TestServerHelpSaysLoopback(t *testing.T) {
+	h := captureStderr(t, func() {
+		if err := dispatch(context.Background(), []string{"server", "--help"}); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("server --help: %v", err)
+		}
+	})
+	if strings.Contains(h, "bind the same IP") || !strings.Contains(h, "loopback") {
+		t.Fatalf("server --help on the internal services:\n%s", h)
 	}
 }
 
