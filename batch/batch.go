@@ -162,6 +162,73 @@ func Submit(ctx context.Context, c client.Client, refs []job.SectorRef, o Option
 	return run, nil
 }
 
+// WorkflowState is what Temporal records of a batch's workflow run: its
+// status and, for a run that did not complete, why.
+type WorkflowState struct {
+	Status enumspb.WorkflowExecutionStatus
+	Reason string // terminated: the reason given; failed: the failure; else empty
+}
+
+// Closed reports whether the run ended.
+func (s WorkflowState) Closed() bool {
+	return s.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING && s.Status != enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED
+}
+
+// Completed reports whether the run ended with a result (a batch canceled
+// through Cancel completes too, its sectors saying so).
+func (s WorkflowState) Completed() bool {
+	return s.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+}
+
+// Name is the status in words: running, completed, terminated, canceled,
+// timed out, failed.
+func (s WorkflowState) Name() string {
+	switch s.Status {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return "timed out"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		return "continued as new"
+	}
+	return strings.ToLower(strings.TrimPrefix(s.Status.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+// State describes a batch's latest workflow run. A run closed from
+// outside (terminated in the Web UI or the Temporal CLI, canceled, timed
+// out) still answers the progress query from its history, as if it ran:
+// its status says what happened.
+func State(ctx context.Context, c client.Client, batchID string) (WorkflowState, error) {
+	id := job.BatchWorkflowID(batchID)
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return WorkflowState{}, fmt.Errorf("describe batch %s (workflow %s): %w", batchID, id, err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	st := WorkflowState{Status: info.GetStatus()}
+	switch st.Status {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+	default:
+		return st, nil
+	}
+	// The reason is in the run's close event.
+	it := c.GetWorkflowHistory(ctx, id, info.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return st, fmt.Errorf("read the close event of batch %s (workflow %s): %w", batchID, id, err)
+		}
+		if a := ev.GetWorkflowExecutionTerminatedEventAttributes(); a != nil {
+			st.Reason = a.GetReason()
+			if a.GetIdentity() != "" {
+				st.Reason += " (by " + a.GetIdentity() + ")"
+			}
+		}
+		if a := ev.GetWorkflowExecutionFailedEventAttributes(); a != nil {
+			st.Reason = a.GetFailure().GetMessage()
+		}
+	}
+	return st, nil
+}
+
 // Progress queries a batch's progress.
 func Progress(ctx context.Context, c client.Client, batchID string) (job.BatchProgress, error) {
 	var p job.BatchProgress

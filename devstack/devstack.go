@@ -158,13 +158,14 @@ func start(o Options) (*Server, error) {
 	level := zap.NewAtomicLevelAt(log.ParseZapLevel(o.LogLevel))
 	logger := log.NewZapLogger(newZapLogger(o.Log, level))
 	shards := max(1, o.HistoryShards)
+	const clusterName = "active"
 	stores := map[string]config.DataStore{}
 	if o.Postgres != "" {
 		main, vis, err := postgresConfig(o.Postgres)
 		if err != nil {
 			return nil, err
 		}
-		if err := setupPostgres(main, vis, o.Namespace, logger); err != nil {
+		if err := setupPostgres(main, vis, o.Namespace, clusterName, shards, logger); err != nil {
 			return nil, err
 		}
 		stores["postgres-default"], stores["postgres-visibility"] = config.DataStore{SQL: main}, config.DataStore{SQL: vis}
@@ -182,7 +183,6 @@ func start(o Options) (*Server, error) {
 		s.RPC.GRPCPort, s.RPC.HTTPPort, s.RPC.BindOnIP = grpc, http, ip
 		return s
 	}
-	const clusterName = "active"
 	var conf config.Config
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
 	conf.Global.Membership.BroadcastAddress = o.IP

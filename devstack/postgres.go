@@ -1,6 +1,8 @@
 package devstack
 
 import (
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +13,13 @@ import (
 
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/metrics"
+	"go.temporal.io/server/common/persistence"
+	"go.temporal.io/server/common/persistence/serialization"
+	tsql "go.temporal.io/server/common/persistence/sql"
+	"go.temporal.io/server/common/persistence/sql/sqlplugin"
 	pgplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/postgresql"
+	"go.temporal.io/server/common/resolver"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/tools/common/schema"
 	sqltool "go.temporal.io/server/tools/sql"
@@ -85,7 +93,7 @@ func postgresConfig(raw string) (main, vis *config.SQL, err error) {
 // registers the namespace. Each step is idempotent: on a database already
 // set up it upgrades the schema if this server is newer, else does
 // nothing.
-func setupPostgres(main, vis *config.SQL, namespace string, logger log.Logger) error {
+func setupPostgres(main, vis *config.SQL, namespace, cluster string, shards int, logger log.Logger) error {
 	for _, db := range []struct {
 		cfg    *config.SQL
 		schema string
@@ -93,6 +101,17 @@ func setupPostgres(main, vis *config.SQL, namespace string, logger log.Logger) e
 		if err := setupPostgresDB(db.cfg, db.schema, logger); err != nil {
 			return fmt.Errorf("postgres database %s at %s: %w", db.cfg.DatabaseName, db.cfg.ConnectAddr, err)
 		}
+	}
+	// Temporal persists the shard count at the first start and then uses
+	// that one whatever it is given: another count is refused here, not
+	// announced and silently ignored.
+	persisted, err := persistedShards(main, cluster, logger)
+	if err != nil {
+		return fmt.Errorf("postgres database %s at %s: read the persisted history shard count: %w", main.DatabaseName, main.ConnectAddr, err)
+	}
+	if persisted != 0 && persisted != shards {
+		return fmt.Errorf("postgres database %s at %s was created with %d history shards, not %d: Temporal fixes the count at the first start (give --history-shards %d, or use a new database)",
+			main.DatabaseName, main.ConnectAddr, persisted, shards, persisted)
 	}
 	ns, err := sqliteschema.NewNamespaceConfig("active", namespace, false, nil)
 	if err != nil {
@@ -127,4 +146,29 @@ func setupPostgresDB(cfg *config.SQL, schemaName string, logger log.Logger) erro
 		return fmt.Errorf("update schema %s: %w", schemaName, err)
 	}
 	return nil
+}
+
+// persistedShards returns the history shard count of cluster that a
+// previous start persisted in the database's cluster metadata; 0 before
+// the first start.
+func persistedShards(cfg *config.SQL, cluster string, logger log.Logger) (int, error) {
+	db, err := tsql.NewSQLDB(sqlplugin.DbKindMain, cfg, resolver.NewNoopResolver(), logger, metrics.NoopMetricsHandler)
+	if err != nil {
+		return 0, fmt.Errorf("connect: %w", err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	row, err := db.GetClusterMetadata(ctx, &sqlplugin.ClusterMetadataFilter{ClusterName: cluster})
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cluster metadata of %s: %w", cluster, err)
+	}
+	md, err := serialization.NewSerializer().DeserializeClusterMetadata(persistence.NewDataBlob(row.Data, row.DataEncoding))
+	if err != nil {
+		return 0, fmt.Errorf("decode cluster metadata of %s: %w", cluster, err)
+	}
+	return int(md.GetHistoryShardCount()), nil
 }

@@ -62,6 +62,11 @@ func Identify(hints Public) batch.Identify {
 	fc := c2.New(c2.Params{}, nil) // decoding only: no parameters are read
 	return func(ctx context.Context, path string, raw []byte) (job.SectorRef, error) {
 		if !LooksFilecoin(raw) {
+			// A test-scheme C1 names its own prover and sector: hints
+			// would be ignored, so they are refused.
+			if hints.ProverID != "" || hints.Given() {
+				return job.SectorRef{}, fmt.Errorf("--prover-id and --sector-id are for Filecoin C1s; this is a c2flow test-scheme C1, which names its own prover and sector")
+			}
 			return batch.TestSchemeC1(ctx, path, raw)
 		}
 		a, err := c1.Decode(bytes.NewReader(raw))
@@ -129,6 +134,14 @@ func PublicFor(name string, a *c1.Artifact, h Public) (*seal.SectorPublic, strin
 			if sectorID, err = strconv.ParseUint(h.SectorID, 10, 64); err != nil {
 				return nil, src, fmt.Errorf("--sector-id: %w", err)
 			}
+			if err := seal.CheckSectorID(sectorID, "--sector-id"); err != nil {
+				return nil, src, err
+			}
+			// A Commit2In names its sector: a flag that disagrees is a
+			// mix-up of files, refused here as submit's decoder refuses it.
+			if isWrapped && werr == nil && wrapped != sectorID {
+				return nil, src, fmt.Errorf("--sector-id %d but the Commit2In SectorNum is %d", sectorID, wrapped)
+			}
 		case isWrapped:
 			sectorSrc = "Commit2In SectorNum"
 			if werr != nil {
@@ -143,6 +156,9 @@ func PublicFor(name string, a *c1.Artifact, h Public) (*seal.SectorPublic, strin
 			}
 			if !ok || err != nil {
 				return nil, src, fmt.Errorf("no sector id: give --sector-id, a Commit2In file, or a file named <sector-id>.c1.json")
+			}
+			if err := seal.CheckSectorID(sectorID, "file name "+base+": sector id"); err != nil {
+				return nil, src, err
 			}
 			sectorSrc = "file name"
 		}

@@ -53,6 +53,9 @@ func runFilecoinSeal(ctx context.Context, fs *flag.FlagSet, f *filecoinSealFlags
 	if n < 1 {
 		return fmt.Errorf("--sectors must be at least 1")
 	}
+	if err := seal.CheckSectorID(first+uint64(n-1), fmt.Sprintf("--first-id %d with --sectors %d: last sector id", first, n)); err != nil {
+		return err
+	}
 	prover := defaultProverID()
 	if f.proverID != "" {
 		if prover, err = seal.ParseHex32(f.proverID); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -37,6 +38,10 @@ func runSeal(ctx context.Context, args []string) error {
 	fc.add(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	// The ids are first .. first+n-1: one past 2^64-1 would wrap to 0.
+	if *n > 1 && *first > math.MaxUint64-uint64(*n-1) {
+		return fmt.Errorf("--first-id %d with --sectors %d: the last sector id overflows 64 bits", *first, *n)
 	}
 	if fc.proof != "" {
 		return runFilecoinSeal(ctx, fs, &fc, *n, *first, *out)

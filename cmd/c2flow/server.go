@@ -19,7 +19,7 @@ func runServer(ctx context.Context, args []string) error {
 	fs := newFlags("server")
 	db := fs.String("db", "", "PostgreSQL database: postgres://USER@HOST:PORT/DBNAME[?sslmode=...] (required; DBNAME and DBNAME_visibility are created if missing, their schemas set up or upgraded; the password from PGPASSWORD)")
 	shards := fs.Int("history-shards", 4, "history shards; fixed when the database is first used (Temporal cannot change it later)")
-	address := fs.String("address", "127.0.0.1:7233", "frontend gRPC address IP:PORT (workers and clients connect here); the server's internal services bind the same IP on free ports")
+	address := fs.String("address", "127.0.0.1:7233", "frontend gRPC address IP:PORT (workers and clients connect here; its HTTP API takes a free port of the same IP); the internal services (history, matching, system worker) bind loopback (127.0.0.1) on free ports: they take no client authentication")
 	ui := fs.String("ui", "127.0.0.1:8233", "Temporal Web UI address HOST:PORT (empty: no UI); with --tls-* it serves HTTPS and requires a client certificate of --tls-client-ca, else loopback only")
 	uiInsecure := fs.Bool("ui-insecure-listen", false, "allow a plain-HTTP Web UI beyond loopback (whoever reaches it controls every workflow)")
 	namespace := fs.String("namespace", "default", "namespace to register")

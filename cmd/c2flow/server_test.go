@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/devstack/pgtest"
 	"github.com/c2flow/c2flow/internal/pki"
 	"github.com/c2flow/c2flow/internal/pki/pkitest"
@@ -37,6 +41,19 @@ func TestServerFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("server %v: %v, want an error saying %q", c.args, err, c.want)
 		}
+	}
+}
+
+// `c2flow server --help` says where the internal services bind: loopback,
+// not the frontend's IP (devstack binds them to 127.0.0.1).
+func TestServerHelpSaysLoopback(t *testing.T) {
+	h := captureStderr(t, func() {
+		if err := dispatch(context.Background(), []string{"server", "--help"}); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("server --help: %v", err)
+		}
+	})
+	if strings.Contains(h, "bind the same IP") || !strings.Contains(h, "loopback") {
+		t.Fatalf("server --help on the internal services:\n%s", h)
 	}
 }
 
@@ -94,4 +111,32 @@ func TestServerMutualTLS(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "requires a client certificate") {
 		t.Fatalf("without a client certificate: %v", err)
 	}
+}
+
+// Temporal persists the history shard count at the first start: `c2flow
+// server --history-shards 8` on a database created with 2 is refused,
+// naming both counts, instead of reporting 8 and using 2.
+func TestServerRefusesOtherHistoryShards(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server on PostgreSQL")
+	}
+	pg := pgtest.URL(t, pgtest.Base(t))
+	s, err := devstack.Start(devstack.Options{Postgres: pg, HistoryShards: 2, LogLevel: "error", Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	// Bounded: a server that accepted the count would serve until ctx ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	err = dispatch(ctx, []string{"server", "--db", pg, "--history-shards", "8", "--ui", "", "--log-level", "error", "--address", "127.0.0.1:1"})
+	if err == nil || !strings.Contains(err.Error(), "created with 2 history shards, not 8") {
+		t.Fatalf("server --history-shards 8 on a database of 2 shards: %v", err)
+	}
+	// The same count starts as before.
+	s, err = devstack.Start(devstack.Options{Postgres: pg, HistoryShards: 2, LogLevel: "error", Log: io.Discard})
+	if err != nil {
+		t.Fatalf("restart with 2 shards: %v", err)
+	}
+	s.Stop()
 }

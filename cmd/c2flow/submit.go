@@ -70,6 +70,17 @@ func runSubmit(ctx context.Context, args []string) error {
 	if *c1 == "" {
 		return fmt.Errorf("submit: --c1 is required")
 	}
+	// The workflow would replace these silently (priority 3, 8 in flight):
+	// a typo would run under settings nobody asked for.
+	if *prio < 0 || *prio > 5 {
+		return fmt.Errorf("submit: --priority %d: 1 (most urgent) to 5, or 0 for the default 3", *prio)
+	}
+	if *inFlight < 1 {
+		return fmt.Errorf("submit: --max-in-flight %d: at least 1 sector at once", *inFlight)
+	}
+	if cf.sectorID != "" && cf.proverID == "" {
+		return fmt.Errorf("submit: --sector-id needs --prover-id (a sector number names a sector only with its prover)")
+	}
 	log, err := lf.Logger()
 	if err != nil {
 		return err
@@ -231,9 +242,27 @@ func runStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	p, err := batch.Progress(ctx, c, pos[0])
+	// A run closed from outside still answers the query from its history
+	// ("running"): its status comes first.
+	st, err := batch.State(ctx, c, pos[0])
 	if err != nil {
 		return err
+	}
+	if st.Closed() && !st.Completed() {
+		why := ""
+		if st.Reason != "" {
+			why = ": " + st.Reason
+		}
+		if asJSON {
+			printJSON(map[string]string{"batch_id": pos[0], "state": st.Name(), "reason": st.Reason})
+		} else {
+			fmt.Printf("batch %s: %s%s\n", pos[0], st.Name(), why)
+		}
+		return fmt.Errorf("batch %s did not complete: its workflow %s was %s%s", pos[0], job.BatchWorkflowID(pos[0]), st.Name(), why)
+	}
+	p, err := batch.Progress(ctx, c, pos[0])
+	if err != nil {
+		return fmt.Errorf("progress of batch %s: %w", pos[0], err)
 	}
 	if asJSON {
 		printJSON(p)

@@ -12,6 +12,20 @@ import (
 	"github.com/c2flow/c2flow/filecoin/sdr"
 )
 
+// MaxSectorID is the largest Filecoin sector number: lotus-bench's
+// Commit2In carries it as an int64 (the C1 decoder refuses more), so a
+// larger one is refused everywhere a sector number comes in.
+const MaxSectorID = 1<<63 - 1
+
+// CheckSectorID refuses a sector number above MaxSectorID; what names
+// where it came from (a flag, a file name).
+func CheckSectorID(id uint64, what string) error {
+	if id > MaxSectorID {
+		return fmt.Errorf("%s %d: Filecoin sector numbers are at most %d", what, id, uint64(MaxSectorID))
+	}
+	return nil
+}
+
 // SectorPublic is a sector's public data: what the chain knows of it once
 // its pre-commit and the interactive randomness are on chain, and what a
 // C1 is checked against.
@@ -104,6 +118,9 @@ func (m *Manifest) Public(e *ManifestEntry) (SectorPublic, error) {
 	p, err := proofs.Parse(m.Proof)
 	if err != nil {
 		return SectorPublic{}, fmt.Errorf("seal: manifest: %w", err)
+	}
+	if err := CheckSectorID(e.SectorID, "sector_id"); err != nil {
+		return SectorPublic{}, fmt.Errorf("seal: manifest: %s: %w", e.C1, err)
 	}
 	pub := SectorPublic{Proof: p, SectorID: e.SectorID}
 	for _, f := range []struct {

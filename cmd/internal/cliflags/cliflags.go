@@ -224,6 +224,11 @@ func AddHost(fs *flag.FlagSet) (func() (worker.Config, error), error) {
 	var dv Devices
 	dv.Add(fs)
 	return func() (worker.Config, error) {
+		// 0 or less would admit no partition (or, in places, mean "no
+		// limit"): refused rather than guessed.
+		if c.PartitionWorkers < 1 {
+			return c, fmt.Errorf("--partition-workers %d: at least 1 partition in flight", c.PartitionWorkers)
+		}
 		ids, err := dv.DeviceIDs()
 		if err != nil {
 			return c, err
