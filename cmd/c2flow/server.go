@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/c2flow/c2flow/devstack"
 )
@@ -24,6 +27,7 @@ func runServer(ctx context.Context, args []string) error {
 	uiInsecure := fs.Bool("ui-insecure-listen", false, "allow a plain-HTTP Web UI beyond loopback (whoever reaches it controls every workflow)")
 	namespace := fs.String("namespace", "default", "namespace to register")
 	level := fs.String("log-level", "warn", "the server's log level on stderr: debug, info, warn, error")
+	logFile := fs.String("log-file", "", "append the server's full log (with Go stack traces, which the terminal is spared) to this file")
 	serverTLS := addServerTLS(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,8 +62,20 @@ func runServer(ctx context.Context, args []string) error {
 	if err != nil || port < 1 || port > 65535 {
 		return fmt.Errorf("--address %q: port %q is not a port number", *address, portStr)
 	}
+	if err := postgresReachable(ctx, *db); err != nil {
+		return err
+	}
+	var logw io.Writer = &noTraces{w: os.Stderr}
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("--log-file: %w", err)
+		}
+		defer f.Close()
+		logw = io.MultiWriter(logw, f)
+	}
 	s, err := devstack.Start(devstack.Options{Postgres: *db, HistoryShards: *shards, IP: host, Port: port,
-		UI: *ui, UIInsecure: *uiInsecure, Namespace: *namespace, LogLevel: *level, Log: os.Stderr, TLS: tlsConf})
+		UI: *ui, UIInsecure: *uiInsecure, Namespace: *namespace, LogLevel: *level, Log: logw, TLS: tlsConf})
 	if err != nil {
 		return err
 	}
@@ -79,4 +95,50 @@ func runServer(ctx context.Context, args []string) error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// postgresReachable dials the database's host:port: a server down is one
+// line here, not Temporal's retries and stack traces.
+func postgresReachable(ctx context.Context, db string) error {
+	u, err := url.Parse(db)
+	if err != nil || u.Hostname() == "" || u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		return nil // devstack names what is wrong with the URL
+	}
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	addr := net.JoinHostPort(u.Hostname(), port)
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("PostgreSQL at %s is not reachable: %w", addr, err)
+	}
+	return c.Close()
+}
+
+// noTraces passes the server's log lines on and drops the Go stack traces
+// that zap's console format writes after an error as indented or bare
+// frame lines (every log line starts with its timestamp, a digit).
+type noTraces struct {
+	w       io.Writer
+	partial []byte
+}
+
+func (n *noTraces) Write(p []byte) (int, error) {
+	n.partial = append(n.partial, p...)
+	for {
+		i := bytes.IndexByte(n.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := n.partial[:i+1]
+		if len(line) > 0 && line[0] >= '0' && line[0] <= '9' {
+			if _, err := n.w.Write(line); err != nil {
+				return len(p), err
+			}
+		}
+		n.partial = n.partial[i+1:]
+	}
 }

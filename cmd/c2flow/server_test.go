@@ -140,3 +140,24 @@ func TestServerRefusesOtherHistoryShards(t *testing.T) {
 	}
 	s.Stop()
 }
+
+// `c2flow server` with PostgreSQL down says so in one line naming the
+// database's address, without Temporal's stack traces.
+func TestServerPostgresDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // a closed port
+	var derr error
+	stderr := captureStderr(t, func() {
+		derr = dispatch(context.Background(), []string{"server", "--db", "postgres://postgres@" + addr + "/x", "--ui", ""})
+	})
+	if derr == nil || !strings.Contains(derr.Error(), "PostgreSQL at "+addr+" is not reachable") {
+		t.Fatalf("server on a closed port: %v", derr)
+	}
+	if n := strings.Count(stderr, "\n"); n > 3 || strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "go.temporal.io/server/") {
+		t.Fatalf("server on a closed port wrote %d lines to stderr:\n%s", n, stderr)
+	}
+}
