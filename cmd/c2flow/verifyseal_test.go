@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -24,35 +23,29 @@ import (
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/internal/upstreamdata"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/prover"
 )
 
-// rust-fil-proofs' seal regression records, read from the upstream mirror
-// at test time (rust-fil-proofs commit
-// 87348a749d80447d00c595af834a8ed73c09e4d9,
-// filecoin-proofs/tests/seal_regression_records-v16.json and -v18.json).
-const (
-	filProofsMirror = "/work/.mirror/filecoin-project+rust-fil-proofs/repo"
-	filProofsCommit = "87348a749d80447d00c595af834a8ed73c09e4d9"
-)
-
-// upstreamRecordFiles copies the two record files from the mirror into a
-// temporary directory (never into the repository) and returns their paths.
+// upstreamRecordFiles copies rust-fil-proofs' seal regression records
+// (commit 87348a749d80447d00c595af834a8ed73c09e4d9,
+// filecoin-proofs/tests/seal_regression_records-v16.json, committed under
+// testdata/rust-fil-proofs; -v18.json too when C2FLOW_UPSTREAM_FIL_PROOFS
+// names a copy of rust-fil-proofs, it is not committed) into a temporary
+// directory, their SHA-256 checked, and returns their paths, v16 first.
 func upstreamRecordFiles(t *testing.T) []string {
 	t.Helper()
-	if _, err := os.Stat(filProofsMirror); err != nil {
-		t.Skipf("rust-fil-proofs mirror absent: %v", err)
-	}
 	dir := t.TempDir()
 	var out []string
-	for _, f := range []string{"seal_regression_records-v16.json", "seal_regression_records-v18.json"} {
-		b, err := exec.Command("git", "--git-dir="+filProofsMirror, "show", filProofsCommit+":filecoin-proofs/tests/"+f).Output()
-		if err != nil {
-			t.Skipf("git show %s: %v", f, err)
+	for _, f := range []upstreamdata.File{upstreamdata.SealRecordsV16, upstreamdata.SealRecordsV18} {
+		b, ok := upstreamdata.ReadOptional(t, f)
+		if !ok {
+			t.Logf("%s not read: set %s to a rust-fil-proofs checkout to include it", f.Path, upstreamdata.FilProofs.Env)
+			continue
 		}
-		p := filepath.Join(dir, f)
+		p := filepath.Join(dir, filepath.Base(f.Path))
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -126,9 +119,13 @@ func TestVerifySealUpstreamRecords(t *testing.T) {
 		t.Fatalf("%d skipped of %d lines", n, len(lines))
 	}
 	lines, err = runVS(t, append([]string{"--vk", vk}, files...)...)
-	if err == nil || countPrefix(lines, "a key for another sector size?") == 0 || countPrefix(lines, "non-interactive PoRep") == 0 ||
+	if err == nil || countPrefix(lines, "a key for another sector size?") == 0 ||
 		countPrefix(lines, ": ok") != 0 || countPrefix(lines, ": invalid: ") != len(lines) {
 		t.Fatalf("all records: error %v; lines:\n%s", err, strings.Join(lines, "\n"))
+	}
+	// Only v18 holds non-interactive (aggregated) records.
+	if len(files) > 1 && countPrefix(lines, "non-interactive PoRep") == 0 {
+		t.Fatalf("all records: no non-interactive PoRep record reported; lines:\n%s", strings.Join(lines, "\n"))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
+
+	"github.com/c2flow/c2flow/internal/upstreamdata"
 )
 
 // gnark-crypto's uncompressed RawBytes and compressed Bytes are the zcash
@@ -18,19 +20,19 @@ import (
 func TestZcashEncodingVectors(t *testing.T) {
 	_, _, g1, g2 := bls.Generators()
 	for _, v := range []struct {
-		file string
+		file upstreamdata.File
 		size int
 		g2   bool
 		comp bool
 	}{
-		{"src/tests/g1_uncompressed_valid_test_vectors.dat", G1Uncompressed, false, false},
-		{"src/tests/g1_compressed_valid_test_vectors.dat", G1Compressed, false, true},
-		{"src/tests/g2_uncompressed_valid_test_vectors.dat", G2Uncompressed, true, false},
-		{"src/tests/g2_compressed_valid_test_vectors.dat", G2Compressed, true, true},
+		{upstreamdata.G1Uncompressed, G1Uncompressed, false, false},
+		{upstreamdata.G1Compressed, G1Compressed, false, true},
+		{upstreamdata.G2Uncompressed, G2Uncompressed, true, false},
+		{upstreamdata.G2Compressed, G2Compressed, true, true},
 	} {
-		data := mirrorFile(t, zkcryptoRepo, zkcryptoCommit, v.file)
+		data := upstreamdata.Read(t, v.file)
 		if len(data) != 1000*v.size {
-			t.Fatalf("%s: %d bytes, want %d", v.file, len(data), 1000*v.size)
+			t.Fatalf("%s: %d bytes, want %d", v.file.Path, len(data), 1000*v.size)
 		}
 		var acc1 bls.G1Jac
 		var acc2 bls.G2Jac
@@ -52,10 +54,10 @@ func TestZcashEncodingVectors(t *testing.T) {
 					enc = e[:]
 				}
 				if err != nil || !got.Equal(&want) {
-					t.Fatalf("%s: vector %d: decoded %v (err %v), want %d·G", v.file, i, got, err, i)
+					t.Fatalf("%s: vector %d: decoded %v (err %v), want %d·G", v.file.Path, i, got, err, i)
 				}
 				if p, err := DecodeG1(b); err != nil || !p.Equal(&want) {
-					t.Fatalf("%s: vector %d: DecodeG1: %v", v.file, i, err)
+					t.Fatalf("%s: vector %d: DecodeG1: %v", v.file.Path, i, err)
 				}
 				acc1.AddMixed(&g1)
 			} else {
@@ -73,15 +75,15 @@ func TestZcashEncodingVectors(t *testing.T) {
 					enc = e[:]
 				}
 				if err != nil || !got.Equal(&want) {
-					t.Fatalf("%s: vector %d: decoded %v (err %v), want %d·G", v.file, i, got, err, i)
+					t.Fatalf("%s: vector %d: decoded %v (err %v), want %d·G", v.file.Path, i, got, err, i)
 				}
 				if p, err := DecodeG2(b); err != nil || !p.Equal(&want) {
-					t.Fatalf("%s: vector %d: DecodeG2: %v", v.file, i, err)
+					t.Fatalf("%s: vector %d: DecodeG2: %v", v.file.Path, i, err)
 				}
 				acc2.AddMixed(&g2)
 			}
 			if !bytes.Equal(enc, b) {
-				t.Fatalf("%s: vector %d: gnark-crypto encodes %x, zcash %x", v.file, i, enc, b)
+				t.Fatalf("%s: vector %d: gnark-crypto encodes %x, zcash %x", v.file.Path, i, enc, b)
 			}
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+
+	"github.com/c2flow/c2flow/internal/upstreamdata"
 )
 
 // The layout of a .params file, read without decoding its queries, and
@@ -180,7 +182,7 @@ func TestFileDigest(t *testing.T) {
 // key entry has the digest the file lists (rust-fil-proofs 87348a74
 // parameters.json).
 func TestParametersJSON(t *testing.T) {
-	b := mirrorFile(t, filProofsRepo, filProofsCommit, "parameters.json")
+	b := upstreamdata.Read(t, upstreamdata.ParametersJSON)
 	m, err := ParseParametersJSON(b)
 	if err != nil {
 		t.Fatal(err)

@@ -8,22 +8,31 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/internal/upstreamdata"
 )
 
 // upstreamRecords returns the seal regression records of rust-fil-proofs
-// (filecoin-proofs/tests/seal_regression_records-v16.json and -v18.json at
-// filProofsCommit), parsed, with their raw lines.
+// (filecoin-proofs/tests/seal_regression_records-v16.json, committed under
+// testdata/rust-fil-proofs, and -v18.json when C2FLOW_UPSTREAM_FIL_PROOFS
+// names a copy of rust-fil-proofs: it is not committed), parsed, with their
+// raw lines.
 func upstreamRecords(t testing.TB) (recs []*SealRecord, lines [][]byte) {
 	t.Helper()
-	for _, f := range []string{"seal_regression_records-v16.json", "seal_regression_records-v18.json"} {
-		data := mirrorFile(t, filProofsRepo, filProofsCommit, "filecoin-proofs/tests/"+f)
+	files := []upstreamdata.File{upstreamdata.SealRecordsV16}
+	if _, ok := upstreamdata.ReadOptional(t, upstreamdata.SealRecordsV18); ok {
+		files = append(files, upstreamdata.SealRecordsV18)
+	} else {
+		t.Logf("%s not read: set %s to a rust-fil-proofs checkout to include it", upstreamdata.SealRecordsV18.Path, upstreamdata.FilProofs.Env)
+	}
+	for _, f := range files {
+		data := upstreamdata.Read(t, f)
 		for i, line := range bytes.Split(data, []byte("\n")) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
 			r, err := ParseSealRecord(line)
 			if err != nil {
-				t.Fatalf("%s line %d: %v", f, i+1, err)
+				t.Fatalf("%s line %d: %v", f.Path, i+1, err)
 			}
 			recs = append(recs, r)
 			lines = append(lines, line)

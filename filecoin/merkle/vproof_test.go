@@ -6,74 +6,29 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/hash"
+	"github.com/c2flow/c2flow/internal/upstreamdata"
 )
 
 // The Window PoSt fixtures are curio's lib/proof/testgolden/post.vproof and
-// postpub.json (github.com/filecoin-project/curio, checked at commit
-// e0294b0f948132d41e8f42f59fa949495d5fd3af): a real 32GiB Window PoSt
+// postpub.json (github.com/filecoin-project/curio at commit
+// e0294b0f948132d41e8f42f59fa949495d5fd3af; post.vproof last changed in
+// 682a1e8d11f95f2c6a1d6a15159159089cb8c481): a real 32GiB Window PoSt
 // vanilla proof (one sector, 10 tree-R openings in an 8-8-0 Poseidon tree)
-// in bincode, and its public inputs. They are not kept in this repo: the
-// tests read them at run time from a bare mirror of curio (see
-// curioMirrorEnv) and check their SHA-256 digests below. The layout below
-// follows curio's lib/proof/post_vproof_bin_decode.go and
+// in bincode, and its public inputs. They are committed, unmodified, under
+// testdata/curio (see testdata/PROVENANCE.md) and read, their SHA-256
+// checked, through internal/upstreamdata (C2FLOW_UPSTREAM_CURIO may name a
+// curio checkout or git directory instead). The layout below follows
+// curio's lib/proof/post_vproof_bin_decode.go and
 // porep_vproof_bin_decode.go, which mirror rust-fil-proofs'
 // FallbackPoStSectorProof, fallback::Proof, SectorProof and MerkleProof.
-
-// curioMirrorEnv names the environment variable holding the git directory
-// of a curio mirror; defaultCurioMirror is used when it is unset.
-const (
-	curioMirrorEnv     = "C2FLOW_UPSTREAM_CURIO"
-	defaultCurioMirror = "/work/.mirror/filecoin-project+curio/repo"
-)
-
-// SHA-256 of the curio fixtures at commit
-// e0294b0f948132d41e8f42f59fa949495d5fd3af (post.vproof last changed in
-// 682a1e8d11f95f2c6a1d6a15159159089cb8c481).
-const (
-	postVproofSHA256  = "3c906a399450aba007683a8a974604ffef5297a25c51731eb7832e26340c41e9"
-	postPubJSONSHA256 = "7311e2d66fa915e0af631991e6c7b5957941926008d25fe581503c151ff70c91"
-)
-
-// curioFile returns path at HEAD of the curio mirror, after checking its
-// SHA-256 against wantSHA256. It skips the test when the mirror or git is
-// unavailable and fails it when the content differs.
-func curioFile(t *testing.T, path, wantSHA256 string) []byte {
-	t.Helper()
-	dir := os.Getenv(curioMirrorEnv)
-	if dir == "" {
-		dir = defaultCurioMirror
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("curio mirror unavailable (set %s to a curio git directory; default %s): %v", curioMirrorEnv, defaultCurioMirror, err)
-	}
-	gitPath, err := exec.LookPath("git")
-	if err != nil {
-		t.Skipf("git not found, cannot read curio mirror %s (%s): %v", dir, curioMirrorEnv, err)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(gitPath, "--git-dir="+dir, "show", "HEAD:"+path)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Skipf("cannot read %s from curio mirror %s (set %s): %v: %s", path, dir, curioMirrorEnv, err, strings.TrimSpace(stderr.String()))
-	}
-	sum := sha256.Sum256(out)
-	if got := hex.EncodeToString(sum[:]); got != wantSHA256 {
-		t.Fatalf("curio %s from %s: SHA-256 %s, want %s", path, dir, got, wantSHA256)
-	}
-	return out
-}
 
 type postSectorProof struct {
 	inclusion []*Proof
@@ -275,12 +230,12 @@ func windowPoStChallenge(randomness [32]byte, sectorID, index, nodes uint64) uin
 
 func loadPoSt(t *testing.T) (*fallbackPoStSectorProof, *postPublic) {
 	t.Helper()
-	raw := curioFile(t, "lib/proof/testgolden/post.vproof", postVproofSHA256)
+	raw := upstreamdata.Read(t, upstreamdata.PostVproof)
 	vp, err := decodeFallbackPoStSectorProof(raw)
 	if err != nil {
 		t.Fatalf("decode post.vproof: %v", err)
 	}
-	pubRaw := curioFile(t, "lib/proof/testgolden/postpub.json", postPubJSONSHA256)
+	pubRaw := upstreamdata.Read(t, upstreamdata.PostPubJSON)
 	var pub postPublic
 	if err := json.Unmarshal(pubRaw, &pub); err != nil {
 		t.Fatal(err)
