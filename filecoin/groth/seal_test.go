@@ -13,9 +13,7 @@ import (
 
 // upstreamRecords returns the seal regression records of rust-fil-proofs
 // (filecoin-proofs/tests/seal_regression_records-v16.json, committed under
-// testdata/rust-fil-proofs, and -v18.json when C2FLOW_UPSTREAM_FIL_PROOFS
-// names a copy of rust-fil-proofs: it is not committed), parsed, with their
-// raw lines.
+// testdata/rust-fil-proofs with -v18.json), parsed, with their raw lines.
 func upstreamRecords(t testing.TB) (recs []*SealRecord, lines [][]byte) {
 	t.Helper()
 	files := []upstreamdata.File{upstreamdata.SealRecordsV16}

@@ -55,9 +55,7 @@ var (
 	PostPubJSON = File{Curio, "lib/proof/testgolden/postpub.json", "7311e2d66fa915e0af631991e6c7b5957941926008d25fe581503c151ff70c91", true}
 
 	SealRecordsV16 = File{FilProofs, "filecoin-proofs/tests/seal_regression_records-v16.json", "728e06d0af383e8c800558673efeea29a575692b8bc9b8a64089730ab2820811", true}
-	// SealRecordsV18 (1,439,924 bytes) is not committed: it is read only
-	// from a copy of rust-fil-proofs named by FilProofs.Env.
-	SealRecordsV18 = File{FilProofs, "filecoin-proofs/tests/seal_regression_records-v18.json", "62dea09bc04a832a0ff8571bde6f5b07dd6d5622988a63c7cf0dcc7173a85ef8", false}
+	SealRecordsV18 = File{FilProofs, "filecoin-proofs/tests/seal_regression_records-v18.json", "62dea09bc04a832a0ff8571bde6f5b07dd6d5622988a63c7cf0dcc7173a85ef8", true}
 	ParametersJSON = File{FilProofs, "parameters.json", "b06f9f0cfd92d59bd8de92c673ec5f1bb02dcf767551563daff5aae141579f7f", true}
 
 	G1Uncompressed = File{BLS12381, "src/tests/g1_uncompressed_valid_test_vectors.dat", "e25aae8e95c9cd39cdb1eec0100c8245e297510fef0091cbf80b91d49de6b685", true}
