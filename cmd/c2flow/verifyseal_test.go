@@ -31,8 +31,8 @@ import (
 
 // upstreamRecordFiles copies rust-fil-proofs' seal regression records
 // (commit 87348a749d80447d00c595af834a8ed73c09e4d9,
-// filecoin-proofs/tests/seal_regression_records-v16.json, committed under
-// and -v18.json, committed under testdata/rust-fil-proofs) into a temporary
+// filecoin-proofs/tests/seal_regression_records-v16.json and -v18.json,
+// committed under testdata/rust-fil-proofs) into a temporary
 // directory, their SHA-256 checked, and returns their paths, v16 first.
 func upstreamRecordFiles(t *testing.T) []string {
 	t.Helper()
