@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -27,7 +28,7 @@ func runServer(ctx context.Context, args []string) error {
 	uiInsecure := fs.Bool("ui-insecure-listen", false, "allow a plain-HTTP Web UI beyond loopback (whoever reaches it controls every workflow)")
 	namespace := fs.String("namespace", "default", "namespace to register")
 	level := fs.String("log-level", "warn", "the server's log level on stderr: debug, info, warn, error")
-	logFile := fs.String("log-file", "", "append the server's full log (with Go stack traces, which the terminal is spared) to this file")
+	logFile := fs.String("log-file", defaultServerLog(), "append the server's full log (with the Go stack traces the terminal is spared) to this file; \"none\": no file")
 	serverTLS := addServerTLS(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -66,11 +67,15 @@ func runServer(ctx context.Context, args []string) error {
 		return err
 	}
 	var logw io.Writer = &noTraces{w: os.Stderr}
-	if *logFile != "" {
+	if *logFile != "" && *logFile != "none" {
+		if err := os.MkdirAll(filepath.Dir(*logFile), 0o755); err != nil {
+			return fmt.Errorf("--log-file: %w", err)
+		}
 		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return fmt.Errorf("--log-file: %w", err)
 		}
+		fmt.Fprintf(os.Stderr, "c2flow server: the full log (stack traces included) goes to %s\n", *logFile)
 		defer f.Close()
 		logw = io.MultiWriter(logw, f)
 	}
@@ -95,6 +100,17 @@ func runServer(ctx context.Context, args []string) error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// defaultServerLog is where the server's full log goes by default: the
+// user's cache directory (a server has no data directory of its own; its
+// state is in PostgreSQL).
+func defaultServerLog() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "none"
+	}
+	return filepath.Join(dir, "c2flow", "server.log")
 }
 
 // postgresReachable dials the database's host:port: a server down is one
