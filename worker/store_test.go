@@ -18,6 +18,7 @@ import (
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
@@ -51,18 +52,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, _, err := pr.ProveSector(ctx, slots, c1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var proofs [][]byte
-	for _, p := range c2.Proofs {
-		b, err := (&prover.C2{Profile: profile, Proofs: []*groth16bls.Proof{p}}).MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		proofs = append(proofs, b)
-	}
+	c2, proofs := partitionProofs(t, pr, slots, c1, profile)
 	budget, err := NewBudget(1)
 	if err != nil {
 		t.Fatal(err)
@@ -196,21 +186,7 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 	}
 	phases := &ProverPhases{Artifacts: store, Schemes: scheme.Set{testscheme.New(params.DirStore{Root: paramstest.Dir()})}, Log: slog.New(slog.DiscardHandler)}
 	h := NewHost("store-test", phases, slots, budget, slog.New(slog.DiscardHandler))
-	prove := func() [][]byte {
-		c2, _, err := pr.ProveSector(ctx, slots, c1, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var proofs [][]byte
-		for _, p := range c2.Proofs {
-			b, err := (&prover.C2{Profile: profile, Proofs: []*groth16bls.Proof{p}}).MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			proofs = append(proofs, b)
-		}
-		return proofs
-	}
+	prove := func() [][]byte { _, proofs := partitionProofs(t, pr, slots, c1, profile); return proofs }
 	if _, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: prove()}); err != nil {
 		t.Fatal(err)
 	}
@@ -246,4 +222,23 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 	if bytes.Equal(now, old) {
 		t.Fatal("the rotten bytes are still stored")
 	}
+}
+
+// partitionProofs proves c1's sector directly and returns its C2 and each
+// partition's proof as the pipeline carries it to StoreC2.
+func partitionProofs(t *testing.T, pr *prover.Prover, slots *gpu.Slots, c1 *porep.C1, profile string) (*prover.C2, [][]byte) {
+	t.Helper()
+	c2, _, err := pr.ProveSector(context.Background(), slots, c1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proofs [][]byte
+	for _, p := range c2.Proofs {
+		b, err := (&prover.C2{Profile: profile, Proofs: []*groth16bls.Proof{p}}).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		proofs = append(proofs, b)
+	}
+	return c2, proofs
 }
