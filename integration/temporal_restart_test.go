@@ -77,6 +77,20 @@ func (p *temporalProc) start() {
 	if err := s3server.WaitReady(ctx, p.addr); err != nil {
 		p.t.Fatal(err)
 	}
+	// The frontend accepts connections before it is healthy ("Frontend is
+	// not healthy yet" failed a dial made at once): wait for a dial to
+	// pass its health check.
+	for {
+		c, err := client.DialContext(ctx, client.Options{HostPort: p.addr, Logger: quietSDKLogger()})
+		if err == nil {
+			c.Close()
+			return
+		}
+		if ctx.Err() != nil {
+			p.t.Fatalf("temporal at %s never became healthy: %v", p.addr, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func (p *temporalProc) kill() {
