@@ -27,7 +27,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
@@ -538,20 +537,6 @@ func TestGatewayRefusesAndForwards(t *testing.T) {
 	}
 }
 
-// filecoinSetupForGateway skips the test unless the machine's setup cache
-// holds the 2KiB development setup (or C2FLOW_FILECOIN_SETUP asks to make
-// it): `dev --dev-setup` publishes it from there.
-func filecoinSetupForGateway(t *testing.T) {
-	t.Helper()
-	cached, err := c2.DevSetupCached(devSetupProof, paramstest.FilecoinSetups())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !cached && os.Getenv("C2FLOW_FILECOIN_SETUP") == "" {
-		t.Skipf("no cached 2KiB Filecoin development setup in %s (making it takes 8-16 minutes on 2 cores; set C2FLOW_FILECOIN_SETUP=1)", paramstest.FilecoinSetups().Dir)
-	}
-}
-
 // A test that plays Curio against `c2flow dev --cuzk --dev-setup`: its
 // requests built as PoRepSnarkCuzk builds them, sent through its client's
 // dial and Prove. The proof verifies with `c2flow verify`; the same request
@@ -564,7 +549,6 @@ func TestGatewayPlaysCurio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("proves Filecoin 2KiB sectors through c2flow dev")
 	}
-	filecoinSetupForGateway(t)
 	d := startDevCuzk(t, "--dev-setup")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -756,10 +740,6 @@ func verifyWithCLI(t testing.TB, d *devWithCuzk, s curioSector, proof []byte) {
 // run, pair by pair (go test -run '^$' -bench GatewayOverhead -benchtime
 // 3x ./cmd/c2flow/).
 func BenchmarkGatewayOverhead(b *testing.B) {
-	cached, err := c2.DevSetupCached(devSetupProof, paramstest.FilecoinSetups())
-	if err != nil || !cached {
-		b.Skipf("no cached 2KiB Filecoin development setup (%v)", err)
-	}
 	d := startDevCuzk(b, "--dev-setup")
 	ctx := context.Background()
 	curio := newCurioClient(b, d.cuzk)

@@ -1,32 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
-
-	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/groth"
-	"github.com/c2flow/c2flow/filecoin/proofs"
-	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/internal/upstreamdata"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/params/paramstest"
-	"github.com/c2flow/c2flow/prover"
 )
 
 // upstreamRecordFiles copies rust-fil-proofs' seal regression records
@@ -206,213 +191,6 @@ func TestVerifySealSimulatedProofs(t *testing.T) {
 			t.Fatalf("%s: error %v\n%s", name, err, strings.Join(lines, "\n"))
 		}
 	}
-}
-
-// filecoinSetupEnv enables TestVerifySealDevSetup2KiB (the variable of
-// filecoin/circuit's TestGroth16Filecoin2KiB, whose cached development
-// setup it reads).
-const filecoinSetupEnv = "C2FLOW_FILECOIN_SETUP"
-
-// The end-to-end check over the real 2KiB circuit: the
-// development setup filecoin/circuit's TestGroth16Filecoin2KiB made over
-// the recorded 2KiB StackedCircuit (cached in the test parameter cache)
-// written as .params/.vk in bellperson's format, read back mapped, turned
-// into gnark keys by the density of the recorded shape, a sealed 2KiB
-// sector proved by c2flow's split prover, the proof written as a seal
-// record and accepted by verify-seal with the .vk and by gnark's verifier;
-// a flipped bit, another seed, another sector id each rejected.
-func TestVerifySealDevSetup2KiB(t *testing.T) {
-	if os.Getenv(filecoinSetupEnv) == "" {
-		t.Skipf("reads the cached 2KiB development setup and proves (GBs, minutes); set %s=1 (after filecoin/circuit's TestGroth16Filecoin2KiB made the setup)", filecoinSetupEnv)
-	}
-	ctx := context.Background()
-	info, err := proofs.Lookup(proofs.StackedDrg2KiBV1_1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := circuit.ShapeOf(info)
-	shape := r1cs.NewShape()
-	if err := circuit.Synthesize(shape, cs, nil); err != nil {
-		t.Fatal(err)
-	}
-	shape.AppendInputConstraints()
-	digest, err := shape.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(paramstest.Dir(), "filecoin", digest)
-	gvk := new(groth16bls.VerifyingKey)
-	gpk := new(groth16bls.ProvingKey)
-	// The vk is written last: with it present, the pk is complete.
-	if err := readCached(filepath.Join(dir, "vk"), func(r io.Reader) error { _, err := gvk.ReadFrom(r); return err }); err != nil {
-		t.Skipf("no cached 2KiB development setup in %s (run filecoin/circuit's TestGroth16Filecoin2KiB with %s=1): %v", dir, filecoinSetupEnv, err)
-	}
-	if err := readCached(filepath.Join(dir, "pk.dump"), gpk.ReadDump); err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	p, err := groth.FromGnark(gpk, gvk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	paramsPath, vkPath := filepath.Join(out, "dev-2KiB.params"), filepath.Join(out, "dev-2KiB.vk")
-	for _, f := range []struct {
-		path string
-		w    interface {
-			WriteTo(io.Writer) (int64, error)
-		}
-	}{{paramsPath, p}, {vkPath, &p.VK}} {
-		fh, err := os.Create(f.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.w.WriteTo(fh); err != nil {
-			t.Fatal(err)
-		}
-		if err := fh.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, _ := os.Stat(paramsPath)
-	t.Logf("wrote %s (%d bytes) and the .vk in %v", paramsPath, st.Size(), time.Since(t0))
-	if vst, err := os.Stat(vkPath); err != nil || vst.Size() != 4708 {
-		// FILECOIN.md: the 2KiB vk file is 4,708 bytes (40 IC points).
-		t.Fatalf(".vk of %v bytes, want 4708 (%v)", vst.Size(), err)
-	}
-	m, err := groth.MapFile(paramsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := groth.ReadLayout(m, m.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Close()
-	t.Logf("layout: %d constraints; h %d, l %d, a %d, b_g1 %d, b_g2 %d points; IC %d",
-		shape.NumConstraints(), l.H.Count, l.L.Count, l.A.Count, l.BG1.Count, l.BG2.Count, len(l.VK.IC))
-	p, gpk, gvk = nil, nil, nil
-	debug.FreeOSMemory()
-
-	t0 = time.Now()
-	back, err := groth.ReadParamsFile(paramsPath, groth.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("read back mapped in %v", time.Since(t0))
-	d, err := groth.DensityOf(shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := back.ToGnark(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ccs, err := shape.Gnark()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	var proverID [32]byte
-	proverID[0] = 9
-	sealed, err := seal.Seal(ctx, seal.TestParams(info.Proof, proverID, 21))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, w, err := circuit.FromC1(sealed.C1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wit := r1cs.NewWitness(r1cs.WitnessOptions{ABC: true,
-		InputsHint: shape.NumInputs, AuxHint: shape.NumAux, ConstraintsHint: shape.NumConstraints()})
-	if err := circuit.Synthesize(wit, cs, w); err != nil {
-		t.Fatal(err)
-	}
-	wit.AppendInputConstraints()
-	if err := wit.Err(); err != nil {
-		t.Fatal(err)
-	}
-	public := append([]fr.Element(nil), wit.Inputs[1:]...)
-	pr, err := prover.New(&params.Keys{Digest: digest[:16], CCS: ccs, PK: pk, VK: vk}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slots, err := gpu.CPUSlots(1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol := &prover.Solution{Partition: "2KiB/0",
-		W: append(append(make([]fr.Element, 0, len(wit.Inputs)+len(wit.Aux)), wit.Inputs...), wit.Aux...),
-		A: wit.A, B: wit.B, C: wit.C}
-	wit = nil
-	t0 = time.Now()
-	partial, err := pr.Start(ctx, slots, sol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gproof, _, err := pr.Finish(ctx, partial)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("split prover: %v", time.Since(t0))
-	if err := groth16bls.Verify(gproof, vk, public); err != nil {
-		t.Fatalf("gnark's verifier rejects the proof: %v", err)
-	}
-	proof, err := groth.ProofFromGnark(gproof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := proof.Bytes()
-	pub := sealed.Public
-	rec := &groth.SealRecord{
-		Config: groth.PoRepConfig{SectorSize: info.SectorSize, Partitions: info.Partitions, PoRepID: info.PoRepID, APIVersion: info.APIVersion, Features: info.Features},
-		CommR:  pub.CommR, CommD: pub.CommD, ProverID: pub.ProverID, SectorID: pub.SectorID,
-		Ticket: pub.Ticket, Seed: pub.Seed, Proof: b[:],
-	}
-	recLine := func(r *groth.SealRecord) string {
-		j, err := r.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(t.TempDir(), "rec.json")
-		if err := os.WriteFile(p, append(j, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	lines, err := runVS(t, "--vk", vkPath, recLine(rec))
-	if err != nil || len(lines) != 1 || !strings.Contains(lines[0], ": ok (") {
-		t.Fatalf("verify-seal of the split prover's proof: %v %q", err, lines)
-	}
-	// Upstream records under this development key of the same circuit:
-	// invalid proofs, each reported.
-	if files := upstreamRecordFiles(t); len(files) > 0 {
-		lines, err := runVS(t, append([]string{"--vk", vkPath, "--sector-size", "2048"}, files...)...)
-		if err == nil || countPrefix(lines, "pairing check failed: invalid proof") != 124 {
-			t.Fatalf("upstream 2KiB records under the development key: %v", err)
-		}
-	}
-	for name, mut := range map[string]func(r *groth.SealRecord){
-		"flipped bit":  func(r *groth.SealRecord) { r.Proof = bytes.Clone(r.Proof); r.Proof[150] ^= 2 },
-		"other seed":   func(r *groth.SealRecord) { r.Seed[0] ^= 1 },
-		"other sector": func(r *groth.SealRecord) { r.SectorID++ },
-	} {
-		c := *rec
-		mut(&c)
-		lines, err := runVS(t, "--vk", vkPath, recLine(&c))
-		if err == nil || len(lines) != 1 || !strings.Contains(lines[0], ": invalid: ") {
-			t.Fatalf("%s: %v %q", name, err, lines)
-		}
-	}
-}
-
-func readCached(name string, read func(io.Reader) error) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return read(bufio.NewReaderSize(f, 1<<20))
 }
 
 // A line over the record limit is reported invalid with its number, the

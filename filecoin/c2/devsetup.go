@@ -14,38 +14,37 @@ import (
 	"runtime/debug"
 	"time"
 
-	csbls "github.com/consensys/gnark/constraint/bls12-381"
-
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 )
 
-// DefaultSetupCache is where development setups' gnark keys are cached by
-// default: r1cs.DefaultSetupCache, machine-wide.
+// DefaultSetupCache is where development setups are cached by circuit
+// digest by default: r1cs.DefaultSetupCache, machine-wide.
 func DefaultSetupCache() r1cs.SetupCache { return r1cs.DefaultSetupCache() }
 
 // devMarkerText is the development marker's content.
 const devMarkerText = `DEVELOPMENT SETUP
 
-The .params and .vk files in this directory come from gnark's single-party
-groth16.Setup (c2flow filecoin/c2 DevSetup), whose toxic waste the machine
-that ran it knew. Proofs made with them verify only under these .vk files
-and are worthless on chain. Never use them for real sectors.
+The .params and .vk files in this directory come from a single-party
+setup (c2flow filecoin/groth Generate, bellperson's
+generate_random_parameters), whose toxic waste the machine that ran it
+knew. Proofs made with them verify only under these .vk files and are
+worthless on chain. Never use them for real sectors.
 `
 
 // DevSetup writes into dir a DEVELOPMENT SETUP of proofName's circuit in
 // Filecoin's format: a .params/.vk pair named as Filecoin names the
 // proof's pair (PairPrefix + "<shape>-sha256_hasher-dev<circuit digest
-// prefix>"), made by groth.FromGnark from gnark's groth16.Setup over the
-// recorded circuit, their digests added to dir's parameters.json and the
+// prefix>"), their digests added to dir's parameters.json and the
 // DevMarker file written, so that a Scheme over dir loads them (saying
-// DEVELOPMENT SETUP in every log line and error). gnark's keys come from
-// cache (made there by groth16.Setup when absent: 16.5 minutes for 2KiB on
-// a 2-core machine; converting cached keys takes seconds); a zero cache is
-// DefaultSetupCache(). Only 2KiB proofs, and 8MiB ones (a longer setup),
-// are allowed. A dir that already holds the pair, listed with the marker,
-// is left as it is. log (may be nil) gets a WARN with the time taken.
+// DEVELOPMENT SETUP in every log line and error). The pair comes from
+// cache by circuit digest (groth.DevSetup: generated there when absent,
+// about a minute for 2KiB on two cores; a zero cache is
+// DefaultSetupCache()) and is hard-linked into dir, or copied across file
+// systems. Only 2KiB and 8MiB proofs are allowed. A dir that already holds
+// the pair, listed with the marker, is left as it is. log (may be nil)
+// gets a WARN with the time taken.
 func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache, log *slog.Logger) (Files, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -56,11 +55,9 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	}
 	log = log.With("proof", info.Name, "parameters", "DEVELOPMENT SETUP", "dir", dir)
 	switch info.SectorSize {
-	case 2 << 10:
-	case 8 << 20:
-		log.Warn("a development setup of the 8MiB circuit (3.8M constraints) takes a long time where it is not cached: about half an hour and several GiB on a 2-core machine")
+	case 2 << 10, 8 << 20:
 	default:
-		return Files{}, fmt.Errorf("development setup of %s: only 2KiB and 8MiB proofs (a setup of a %d-byte sector's circuit would take hours to days)", info.Name, info.SectorSize)
+		return Files{}, fmt.Errorf("development setup of %s: only 2KiB and 8MiB proofs (a setup of a %d-byte sector's circuit needs tens to hundreds of GiB)", info.Name, info.SectorSize)
 	}
 	if cache.Dir == "" {
 		cache = DefaultSetupCache()
@@ -95,26 +92,16 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 		return files, nil
 	}
 
-	numVars, numConstraints := shape.NumInputs+shape.NumAux, shape.NumConstraints()
-	pk, vk, cached, err := cache.Keys(ctx, digest, numVars, numConstraints, func() (*csbls.R1CS, error) { return shape.Gnark() }, log)
+	cached, made, err := groth.DevSetup(ctx, cache, shape, digest, log)
 	if err != nil {
 		return Files{}, fmt.Errorf("development setup of %s: %w", info.Name, err)
 	}
 	shape = nil
-	p, err := groth.FromGnark(pk, vk)
-	if err != nil {
-		return Files{}, fmt.Errorf("development setup of %s: %w", info.Name, err)
-	}
-	pk = nil
-	for _, f := range []struct {
-		path string
-		w    io.WriterTo
-	}{{files.Params, p}, {files.VK, &p.VK}} {
-		if err := writeFileAtomic(f.path, func(w io.Writer) error { _, err := f.w.WriteTo(w); return err }); err != nil {
+	for _, f := range []struct{ from, to string }{{cached.Params, files.Params}, {cached.VK, files.VK}} {
+		if err := linkOrCopy(f.from, f.to); err != nil {
 			return Files{}, fmt.Errorf("development setup of %s: %w", info.Name, err)
 		}
 	}
-	p = nil
 	debug.FreeOSMemory()
 	if entries == nil {
 		entries = map[string]groth.ParameterEntry{}
@@ -137,27 +124,8 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
 	log.Warn("DEVELOPMENT SETUP written: single-party keys, never for real sectors",
-		"params", files.Params, "vk", files.VK, "gnark_keys_cached", cached, "s", time.Since(t0).Seconds())
+		"params", files.Params, "vk", files.VK, "generated", made, "s", time.Since(t0).Seconds())
 	return files, nil
-}
-
-// DevSetupCached reports whether cache holds the gnark keys of proofName's
-// circuit, so that DevSetup converts them in seconds instead of running a
-// setup. It records the circuit (about a second for 2KiB).
-func DevSetupCached(proofName string, cache r1cs.SetupCache) (bool, error) {
-	info, err := proofs.ByName(proofName)
-	if err != nil {
-		return false, err
-	}
-	shape, err := recordShape(info)
-	if err != nil {
-		return false, fmt.Errorf("recording the %s circuit: %w", info.Name, err)
-	}
-	digest, err := shape.Digest()
-	if err != nil {
-		return false, err
-	}
-	return cache.Has(digest), nil
 }
 
 // devSetupDone reports whether dir holds files listed in entries with the
@@ -213,4 +181,19 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// linkOrCopy puts from at to: a hard link, or a copy (through a temporary
+// file) where the two are on different file systems.
+func linkOrCopy(from, to string) error {
+	os.Remove(to)
+	if err := os.Link(from, to); err == nil {
+		return nil
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return writeFileAtomic(to, func(w io.Writer) error { _, err := io.Copy(w, src); return err })
 }

@@ -3,6 +3,8 @@ package c2_test
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"errors"
 	"io"
 	"log/slog"
 	"math"
@@ -15,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/groth"
@@ -25,13 +29,8 @@ import (
 	"github.com/c2flow/c2flow/scheme"
 )
 
-// setupEnv makes TestProve2KiB run (and make the 2KiB development setup,
-// 16.5 minutes on a 2-core machine) where the test cache lacks the setup;
-// with the setup cached the test runs anyway (about a minute).
-const setupEnv = "C2FLOW_FILECOIN_SETUP"
-
 // A 2KiB sector proved through the scheme as the pipeline's workers do:
-// the development setup written by DevSetup from the cached gnark keys,
+// the development setup written by DevSetup (made on first use, cached),
 // the C1 decoded against its identity and verified, the circuit loaded
 // once for concurrent callers, partition 0 synthesized (its Solution the
 // size PartitionBytes reserves), proved by the split prover, verified,
@@ -42,13 +41,6 @@ const setupEnv = "C2FLOW_FILECOIN_SETUP"
 func TestProve2KiB(t *testing.T) {
 	const proof = "StackedDrg2KiBV1_1"
 	cache := paramstest.FilecoinSetups()
-	cached, err := c2.DevSetupCached(proof, cache)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !cached && os.Getenv(setupEnv) == "" {
-		t.Skipf("no cached 2KiB development setup in %s: making it takes 16.5 minutes and GBs; set %s=1 to make it (filecoin/circuit's TestGroth16Filecoin2KiB makes it too)", cache.Dir, setupEnv)
-	}
 	ctx := context.Background()
 	// slog's handler serializes its writes; logs is read once all is done.
 	var logs bytes.Buffer
@@ -198,6 +190,26 @@ func TestProve2KiB(t *testing.T) {
 	}
 	if err := groth.VerifySeal(vk.Prepare(), rec); err != nil {
 		t.Fatalf("seal record: %v", err)
+	}
+	// gnark's verifier accepts it under the loaded keys; a verifying key of
+	// another setup (the same 40 inputs, another trapdoor) refuses it.
+	pub0, err := sec.(*c2.Sector).PublicInputs(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := groth16bls.Verify(gproof, circ.Prover().Keys.VK, pub0); err != nil {
+		t.Fatalf("gnark's verifier: %v", err)
+	}
+	otherSetup, err := groth.NewTrapdoorKey(len(vk.IC), crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gp, err := groth.ProofFromGnark(gproof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := otherSetup.VK.Prepare().Verify(&gp, pub0); !errors.Is(err, groth.ErrInvalidProof) {
+		t.Fatalf("proof under another setup's verifying key: %v, want ErrInvalidProof", err)
 	}
 
 	wantErr(t, "C2 against another sector", circ.VerifyC2(other, c2b), groth.ErrInvalidProof, "sector 8", "DEVELOPMENT SETUP")

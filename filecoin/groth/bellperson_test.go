@@ -22,6 +22,14 @@ import (
 // polynomials only; IC and l as (beta A + alpha B + C)/gamma and /delta.
 func bellpersonSetup(t testing.TB, s *r1cs.Shape) *Params {
 	t.Helper()
+	tw := &toxicWaste{g1: g1Mul(randScalar(t)), g2: g2Mul(randScalar(t)),
+		tau: randScalar(t), alpha: randScalar(t), beta: randScalar(t), gamma: randScalar(t), delta: randScalar(t)}
+	return bellpersonSetupWith(t, s, tw)
+}
+
+// bellpersonSetupWith is bellpersonSetup with the given toxic waste.
+func bellpersonSetupWith(t testing.TB, s *r1cs.Shape, tw *toxicWaste) *Params {
+	t.Helper()
 	n := s.NumConstraints()
 	m, exp := 1, 0
 	for m < n {
@@ -29,11 +37,8 @@ func bellpersonSetup(t testing.TB, s *r1cs.Shape) *Params {
 		exp++
 	}
 	omega := bellpersonOmega(exp)
-	var g1 bls.G1Affine
-	var g2 bls.G2Affine
-	g1 = g1Mul(randScalar(t))
-	g2 = g2Mul(randScalar(t))
-	tau, alpha, beta, gamma, delta := randScalar(t), randScalar(t), randScalar(t), randScalar(t), randScalar(t)
+	g1, g2 := tw.g1, tw.g2
+	tau, alpha, beta, gamma, delta := tw.tau, tw.alpha, tw.beta, tw.gamma, tw.delta
 	var gammaInv, deltaInv fr.Element
 	gammaInv.Inverse(&gamma)
 	deltaInv.Inverse(&delta)
