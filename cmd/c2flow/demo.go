@@ -10,33 +10,50 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/worker"
 )
 
+// runDemo is `c2flow demo` (README command one): one batch of
+// test-scheme sectors (--profile, --sectors) and Filecoin sectors (--proof,
+// --filecoin-sectors: the real StackedCircuit on DEVELOPMENT parameters in
+// Filecoin's format, published to S3 for a worker that has none), sealed
+// here, proved through the embedded stack, and every stored C2 verified
+// from this process against its C1, not the workers'.
 func runDemo(ctx context.Context, args []string) error {
 	fs := newFlags("demo")
 	var d devFlags
 	if err := d.add(fs, stackDefaults{dir: ".c2flow/demo", port: 0, s3Addr: "127.0.0.1:0"}); err != nil {
 		return err
 	}
-	profile := fs.String("profile", "32KiB", "profile of the demo sectors")
-	sectors := fs.Int("sectors", 2, "sectors in the demo batch")
-	direct := fs.Bool("direct", false, "also prove the sectors in direct mode (no Temporal) and compare s/proof")
-	proof := fs.String("proof", "", "prove Filecoin sectors of this seal proof (StackedDrg2KiBV1_1, ...) instead of a --profile of the test scheme, with DEVELOPMENT parameters in Filecoin's format")
+	profile := fs.String("profile", "32KiB", "profile of the test-scheme sectors")
+	sectors := fs.Int("sectors", 2, "test-scheme sectors in the demo batch (0: none)")
+	proof := fs.String("proof", "StackedDrg2KiBV1_1", "seal proof of the Filecoin sectors, proved with DEVELOPMENT parameters in Filecoin's format (2KiB or 8MiB)")
+	fsectors := fs.Int("filecoin-sectors", 2, "Filecoin sectors in the demo batch (0: none)")
+	direct := fs.Bool("direct", false, "also prove the test-scheme sectors in direct mode (no Temporal) and compare s/proof (with --filecoin-sectors 0)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *proof != "" {
-		return runFilecoinDemo(ctx, &d, *proof, *sectors)
+	if *sectors < 0 || *fsectors < 0 || *sectors+*fsectors == 0 {
+		return fmt.Errorf("demo: --sectors %d and --filecoin-sectors %d: at least one sector, none negative", *sectors, *fsectors)
+	}
+	if *direct && (*fsectors != 0 || *sectors == 0) {
+		return fmt.Errorf("demo: --direct compares the test scheme's pipeline with its direct mode: give --filecoin-sectors 0 and --sectors N")
 	}
 	p, err := porep.LookupProfile(*profile)
 	if err != nil {
-		return err
+		return fmt.Errorf("--profile: %w", err)
+	}
+	info, err := proofs.ByName(*proof)
+	if err != nil {
+		return fmt.Errorf("--proof: %w", err)
 	}
 	shown := d.dir
 	logs, err := d.openLogs("demo")
@@ -47,26 +64,22 @@ func runDemo(ctx context.Context, args []string) error {
 	dir := d.dir
 
 	// 1. Seal.
-	c1dir := filepath.Join(dir, "c1")
-	if err := os.MkdirAll(c1dir, 0o755); err != nil {
+	c1dir, fcdir := filepath.Join(dir, "c1"), filepath.Join(dir, "filecoin-c1")
+	files, err := sealTestSectors(c1dir, p, *sectors)
+	if err != nil {
 		return err
 	}
-	first := uint64(time.Now().Unix()) * 100 // fresh sector ids: a demo run proves, it does not find old results
-	var files []string
-	for i := 0; i < *sectors; i++ {
-		s, err := porep.Seal(p, TestSectorInfo(first+uint64(i)))
-		if err != nil {
+	var ffiles []string
+	if *fsectors > 0 {
+		// Fresh sector ids: a demo run proves, it does not find old results.
+		if ffiles, err = sealFreshFilecoin(ctx, fcdir, info.Name, *fsectors); err != nil {
 			return err
 		}
-		f := filepath.Join(c1dir, fmt.Sprintf("%d.c1.json", s.SectorID))
-		if err := writeC1(f, s.C1()); err != nil {
-			return err
-		}
-		files = append(files, f)
 	}
-	fmt.Printf("1. sealed %d %s sectors (%d partitions each) into %s\n", *sectors, p.Name, p.Partitions, c1dir)
+	fmt.Printf("1. sealed %d test-scheme %s sectors (%d partitions each) into %s and %d Filecoin %s sectors (%d partition each, the real StackedCircuit) into %s\n",
+		*sectors, p.Name, p.Partitions, c1dir, *fsectors, info.Name, info.Partitions, fcdir)
 
-	// 2. Stack.
+	// 2. Stack: the worker's Filecoin parameter directory starts empty.
 	hc, err := d.hostCfg()
 	if err != nil {
 		return err
@@ -75,47 +88,87 @@ func runDemo(ctx context.Context, args []string) error {
 	if hc.ParamsDir, err = filepath.Abs(hc.ParamsDir); err != nil {
 		return err
 	}
-	fmt.Println("2. starting the embedded stack: Temporal (SQLite), S3 (versitygw), one worker; keys from the param cache or a development setup")
+	fmt.Println("2. starting the embedded stack: Temporal (SQLite), S3 (versitygw), one worker; test-scheme keys from the param cache or a development setup")
 	t0 := time.Now()
-	st, err := d.start(ctx, []string{p.Name}, logs, logs.steps)
+	var profiles []string
+	if *sectors > 0 {
+		profiles = []string{p.Name}
+	}
+	d.filecoinParams = filepath.Join(dir, "worker-filecoin-params")
+	st, err := d.start(ctx, profiles, logs, logs.steps)
 	if err != nil {
 		return err
 	}
 	defer st.Stop()
 	fmt.Printf("   up in %v: temporal %s, s3 http://%s\n", time.Since(t0).Round(time.Millisecond), st.Temporal.Addr(), st.S3Addr)
+	devDir := filecoinDevParamsDir(hc.ParamsDir)
+	if *fsectors > 0 {
+		if err := publishFilecoinDevSetup(ctx, st.Store, devDir, []string{info.Name}, logs.steps, logs.log); err != nil {
+			return err
+		}
+		fmt.Printf("   published to s3 %s (the worker downloads them on first use)\n", c2.RemotePrefix)
+	}
 
-	// 3. Submit and wait.
-	fmt.Printf("3. submitting; the worker proves up to %d partitions at once (--partition-workers)\n", hc.PartitionWorkers)
-	tb := time.Now()
-	batchID := fmt.Sprintf("demo-%d", first)
+	// 3. Upload (each Filecoin C1 bound to its prover and sector by
+	// sectors.json and verified natively first), submit one batch, wait.
 	refs, err := batch.UploadC1(ctx, st.Store, files, batch.TestSchemeC1)
 	if err != nil {
 		return err
 	}
+	frefs, err := batch.UploadC1(ctx, st.Store, ffiles, identifyC1(&submitC1Flags{}))
+	if err != nil {
+		return err
+	}
+	// The submitted refs name each sector's proof; a result's need not.
+	submitted := map[string]demoSector{}
+	for i, r := range refs {
+		submitted[r.Identity()] = demoSector{r, files[i]}
+	}
+	for i, r := range frefs {
+		submitted[r.Identity()] = demoSector{r, ffiles[i]}
+	}
+	refs = append(refs, frefs...)
+	fmt.Printf("3. submitting one batch of %d sectors; the worker proves up to %d partitions at once (--partition-workers)\n", len(refs), hc.PartitionWorkers)
+	tb := time.Now()
+	batchID := fmt.Sprintf("demo-%d", refs[0].SectorID)
 	res, err := submitAndWait(ctx, st.Client, st.Store, refs, hc.ParamsDir, batch.Options{BatchID: batchID}, true)
 	if err != nil {
 		return err
 	}
 	wall := time.Since(tb)
 
-	// 4. Verify what storage holds, independently of the workers.
-	keys, err := params.LoadExisting(ctx, params.Cache{Local: params.DirStore{Root: hc.ParamsDir}, Remote: st.Store}, p, nil)
-	if err != nil {
-		return err
-	}
-	for _, s := range res.Sectors {
-		if s.Status != job.StatusProved {
-			return fmt.Errorf("sector %d: %s: %s", s.SectorID, s.Status, s.Error)
-		}
-		if err := verifyStored(ctx, st.Store, keys, filepath.Join(c1dir, fmt.Sprintf("%d.c1.json", s.SectorID)), s.Ref()); err != nil {
+	// 4. Verify what storage holds, independently of the worker.
+	v := demoVerifier{store: st.Store}
+	if *sectors > 0 {
+		if v.keys, err = params.LoadExisting(ctx, params.Cache{Local: params.DirStore{Root: hc.ParamsDir}, Remote: st.Store}, p, nil); err != nil {
 			return err
 		}
 	}
-	fmt.Printf("4. every C2 in storage verifies with gnark's verifier (%d sectors)\n", len(res.Sectors))
+	if *fsectors > 0 {
+		// The .vk alone, as a user verifies, from the published directory.
+		v.fc = c2.New(c2.Params{Dir: devDir}, logs.log)
+		if v.fcv, err = v.fc.LoadVerifier(ctx, info.Name); err != nil {
+			return err
+		}
+	}
+	for _, s := range res.Sectors {
+		sub, ok := submitted[s.Ref().Identity()]
+		if !ok {
+			return fmt.Errorf("sector %d: in the batch's result, not among the submitted sectors", s.SectorID)
+		}
+		if s.Status != job.StatusProved {
+			return fmt.Errorf("sector %d (%s): %s: %s", s.SectorID, sub.ref.Profile, s.Status, s.Error)
+		}
+		if err := v.verify(ctx, sub.ref, sub.c1); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("4. every C2 in storage verifies, from this process: %d test-scheme sectors with gnark's verifier, %d Filecoin sectors as %d x 192-byte proofs under %s (DEVELOPMENT SETUP)\n",
+		*sectors, *fsectors, info.Partitions, v.vkName())
 	summary(res, wall, st.worker.Stats())
 
 	if *direct {
-		pr, err := prover.New(keys, nil)
+		pr, err := prover.New(v.keys, nil)
 		if err != nil {
 			return err
 		}
@@ -134,6 +187,78 @@ func runDemo(ctx context.Context, args []string) error {
 		fmt.Printf("direct mode (same process, no Temporal, partitions in sequence): %.2f s/proof; pipeline %.2f s/proof: ratio %.3f\n", ds, ps, ps/ds)
 	}
 	afterwards(shown, logs, batchID)
+	return nil
+}
+
+// sealTestSectors seals n test-scheme sectors of p with fresh ids into
+// dir and returns their C1 files.
+func sealTestSectors(dir string, p porep.Profile, n int) ([]string, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	first := uint64(time.Now().Unix()) * 100 // fresh sector ids: a demo run proves, it does not find old results
+	var files []string
+	for i := range n {
+		s, err := porep.Seal(p, TestSectorInfo(first+uint64(i)))
+		if err != nil {
+			return nil, err
+		}
+		f := filepath.Join(dir, fmt.Sprintf("%d.c1.json", s.SectorID))
+		if err := writeC1(f, s.C1()); err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// demoSector is a submitted sector and its C1 file.
+type demoSector struct {
+	ref job.SectorRef
+	c1  string
+}
+
+// demoVerifier checks a stored C2 against its C1 file with the scheme the
+// sector's proof names: the test scheme's keys or Filecoin's .vk.
+type demoVerifier struct {
+	store *storage.Store
+	keys  *params.Keys
+	fc    *c2.Scheme
+	fcv   *c2.Verifier
+}
+
+func (v *demoVerifier) vkName() string {
+	if v.fcv == nil {
+		return "-"
+	}
+	return filepath.Base(v.fcv.Files().VK)
+}
+
+func (v *demoVerifier) verify(ctx context.Context, ref job.SectorRef, c1file string) error {
+	if _, err := proofs.ByName(ref.Profile); err != nil {
+		if err := verifyStored(ctx, v.store, v.keys, c1file, ref); err != nil {
+			return fmt.Errorf("sector %d (%s): stored C2: %w", ref.SectorID, ref.Profile, err)
+		}
+		return nil
+	}
+	raw, err := os.ReadFile(c1file)
+	if err != nil {
+		return err
+	}
+	sec, err := v.fc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
+	if err != nil {
+		return err
+	}
+	_, proof, err := v.store.GetC2(ctx, ref.Identity())
+	if err != nil {
+		return err
+	}
+	if err := v.fcv.VerifyC2(sec, proof); err != nil {
+		return fmt.Errorf("sector %d (%s): stored C2 does not verify: %w", ref.SectorID, ref.Profile, err)
+	}
 	return nil
 }
 
@@ -167,7 +292,11 @@ func summary(res job.BatchResult, wall time.Duration, ws worker.Stats) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "sector\tpartition\tsynth ms\tqueue ms\tdevice ms\tfinalize ms\tsyntheses\t")
 	for _, s := range res.Sectors {
-		fmt.Fprintf(w, "%d\t(%v)\t\t\t\t\t\t\n", s.SectorID, s.Finished.Sub(s.Started).Round(time.Millisecond))
+		kind := "test scheme " + s.Profile
+		if _, err := proofs.ByName(s.Profile); err == nil {
+			kind = "Filecoin " + s.Profile
+		}
+		fmt.Fprintf(w, "%d %s\t(%v)\t\t\t\t\t\t\n", s.SectorID, kind, s.Finished.Sub(s.Started).Round(time.Millisecond))
 		parts := append([]job.PartitionResult(nil), s.Partitions...)
 		sort.Slice(parts, func(i, j int) bool { return parts[i].Partition < parts[j].Partition })
 		for _, p := range parts {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/c2flow/c2flow/params/paramstest"
+)
+
+// README command one as `make demo` runs it: one batch of two test-scheme
+// 32KiB sectors (4 partitions each) and two Filecoin 2KiB sectors (the
+// real StackedCircuit on the development setup, made on first use),
+// proved through the embedded stack, every stored C2 verified by the demo
+// itself, the summary naming which sectors are Filecoin's.
+func TestDemoMixedBatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs c2flow demo")
+	}
+	dir := t.TempDir()
+	p := startC2flow(t, dir, "demo", "demo", "--dir", dir, "--params", paramstest.Dir())
+	p.waitFor("this run's log:", 15*time.Minute)
+	out := p.output()
+	for _, want := range []string{
+		"4. every C2 in storage verifies, from this process: 2 test-scheme sectors with gnark's verifier, 2 Filecoin sectors as 1 x 192-byte proofs",
+		"batch: 4 sectors in",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	// A sector's line: its id, its kind, its wall time in parentheses.
+	count := func(kind string) int {
+		return len(regexp.MustCompile(`(?m)^\s*\d+ `+kind+`\s+\(`).FindAllString(out, -1))
+	}
+	if n, m := count("Filecoin StackedDrg2KiBV1_1"), count("test scheme 32KiB"); n != 2 || m != 2 {
+		t.Fatalf("summary: %d Filecoin and %d test-scheme sector lines, want 2 and 2:\n%s", n, m, out)
+	}
+}
