@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -184,24 +183,14 @@ func (b *batch) startNext(ctx, childCtx workflow.Context, sel workflow.Selector)
 
 // lookupC2 checks a sector's stored C2 (job.ActLookupC2).
 func lookupC2(ctx workflow.Context, ref job.SectorRef) workflow.Future {
-	lctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue: job.QueueWorkflow, StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5},
-	})
-	return workflow.ExecuteActivity(lctx, job.ActLookupC2, ref)
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, lookupOptions), job.ActLookupC2, ref)
 }
 
 // startChild starts a sector's workflow. Its ID is the sector's identity:
 // one run at a time per identity, whatever batch submits it; a completed
 // one may run again (its C2 was missing or bad).
 func (b *batch) startChild(ctx, childCtx workflow.Context, sel workflow.Selector, ref job.SectorRef, seq int, start time.Time) {
-	cctx := workflow.WithChildOptions(childCtx, workflow.ChildWorkflowOptions{
-		WorkflowID:            job.SectorWorkflowID(ref),
-		TaskQueue:             job.QueueWorkflow,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WaitForCancellation:   true,
-		Priority:              temporal.Priority{PriorityKey: job.TaskPriority(b.in.Priority)},
-	})
+	cctx := workflow.WithChildOptions(childCtx, sectorChildOptions(ref, b.in.Priority))
 	f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
 		BatchID: b.in.BatchID, Order: job.DeviceOrder{Priority: b.in.Priority, Submitted: b.in.Submitted, Seq: seq}, SectorRef: ref,
 		PartitionRetries: b.in.PartitionRetries, HostLossRetries: b.in.HostLossRetries, Timeouts: b.in.Timeouts})

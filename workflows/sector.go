@@ -6,7 +6,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -21,50 +20,83 @@ import (
 // witness is lost (host gone, device error) is synthesized again, alone; the
 // sector fails only when a partition exhausts its retries or the C1 is bad.
 func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult, error) {
-	t := in.Timeouts.WithDefaults()
+	s := newSectorRun(ctx, in)
+	if err := workflow.SetQueryHandler(ctx, job.QueryProgress, func() (job.Progress, error) { return s.prog, nil }); err != nil {
+		return s.res, err
+	}
+	// Every activity of the sector carries the batch's priority.
+	ctx = workflow.WithPriority(ctx, temporal.Priority{PriorityKey: job.TaskPriority(in.Order.Priority)})
+	v, err := s.validate(ctx)
+	if err != nil {
+		return s.fail(ctx, statusOf(ctx, err), err)
+	}
+	proofs, err := s.provePartitions(ctx, v)
+	if err != nil {
+		return s.fail(ctx, statusOf(ctx, err), err)
+	}
+	// Canceled before storing: nothing is stored. Once the store starts it
+	// runs to its end, even if a cancel arrives meanwhile, and the sector
+	// reports what happened: proved (stored) or failed. So a canceled
+	// batch's result says exactly which C2s were stored.
+	if ctx.Err() != nil {
+		return s.fail(ctx, job.StatusCanceled, temporal.NewCanceledError())
+	}
+	return s.store(ctx, v, proofs)
+}
+
+// sectorRun is one sector workflow's state: its input, its retry budget
+// and timeouts with defaults filled, and the result and progress it
+// reports.
+type sectorRun struct {
+	in      job.SectorInput
+	t       job.Timeouts
+	retries partitionRetries
+	res     job.SectorResult
+	prog    job.Progress
+}
+
+func newSectorRun(ctx workflow.Context, in job.SectorInput) *sectorRun {
 	if in.Order.Submitted.IsZero() { // a sector started on its own
 		in.Order.Submitted = workflow.GetInfo(ctx).WorkflowStartTime
 	}
-	retries := partitionRetries{logical: in.PartitionRetries, hostLoss: in.HostLossRetries}
-	if retries.logical <= 0 {
-		retries.logical = 3
+	return &sectorRun{
+		in: in, t: in.Timeouts.WithDefaults(), retries: retriesOf(in),
+		res:  job.SectorResult{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Status: job.StatusRunning, Started: workflow.Now(ctx)},
+		prog: job.Progress{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Status: job.StatusRunning},
 	}
-	if retries.hostLoss <= 0 {
-		retries.hostLoss = 20
-	}
-	res := job.SectorResult{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Status: job.StatusRunning, Started: workflow.Now(ctx)}
-	prog := job.Progress{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Status: job.StatusRunning}
-	if err := workflow.SetQueryHandler(ctx, job.QueryProgress, func() (job.Progress, error) { return prog, nil }); err != nil {
-		return res, err
-	}
-	report := func() { notifyParent(ctx, prog) }
-	// Every activity of the sector carries the batch's priority.
-	ctx = workflow.WithPriority(ctx, temporal.Priority{PriorityKey: job.TaskPriority(in.Order.Priority)})
+}
 
-	fail := func(status string, err error) (job.SectorResult, error) {
-		if status == job.StatusFailed {
-			workflow.GetLogger(ctx).Warn("sector failed", "sector", in.SectorRef.String(), "error", err) // the whole chain
-		}
-		res.Status, res.Error, res.Finished = status, brief(err), workflow.Now(ctx)
-		prog.Status = status
-		report()
-		return res, sectorError(err)
-	}
+// report signals the sector's progress to its batch.
+func (s *sectorRun) report(ctx workflow.Context) { notifyParent(ctx, s.prog) }
 
-	vctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           job.QueueWorkflow,
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{job.ErrBadC1}},
-	})
+// fail ends the sector with status and err (the error's type kept).
+func (s *sectorRun) fail(ctx workflow.Context, status string, err error) (job.SectorResult, error) {
+	if status == job.StatusFailed {
+		workflow.GetLogger(ctx).Warn("sector failed", "sector", s.in.SectorRef.String(), "error", err) // the whole chain
+	}
+	s.res.Status, s.res.Error, s.res.Finished = status, brief(err), workflow.Now(ctx)
+	s.prog.Status = status
+	s.report(ctx)
+	return s.res, sectorError(err)
+}
+
+// validate checks the sector's C1 (ActValidateC1): its proof and
+// partition count.
+func (s *sectorRun) validate(ctx workflow.Context) (job.ValidateOutput, error) {
 	var v job.ValidateOutput
-	if err := workflow.ExecuteActivity(vctx, job.ActValidateC1, in).Get(ctx, &v); err != nil {
-		return fail(statusOf(ctx, err), fmt.Errorf("%s: %w", in.SectorRef, err))
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, validateOptions), job.ActValidateC1, s.in).Get(ctx, &v); err != nil {
+		return v, fmt.Errorf("%s: %w", s.in.SectorRef, err)
 	}
-	res.Profile = v.Profile
-	prog.Partitions = v.Partitions
-	res.Partitions = make([]job.PartitionResult, v.Partitions)
-	proofs := make([][]byte, v.Partitions)
+	s.res.Profile = v.Profile
+	s.prog.Partitions = v.Partitions
+	return v, nil
+}
 
+// provePartitions proves every partition concurrently and returns their
+// proofs; the first failure cancels the others.
+func (s *sectorRun) provePartitions(ctx workflow.Context, v job.ValidateOutput) ([][]byte, error) {
+	s.res.Partitions = make([]job.PartitionResult, v.Partitions)
+	proofs := make([][]byte, v.Partitions)
 	var firstErr error
 	wg := workflow.NewWaitGroup(ctx)
 	pctx, cancelPartitions := workflow.WithCancel(ctx)
@@ -72,151 +104,163 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 		wg.Add(1)
 		workflow.Go(pctx, func(gctx workflow.Context) {
 			defer wg.Done()
-			pr, proof, err := provePartition(gctx, in, k, t, retries)
-			res.Partitions[k] = pr
-			prog.Resyntheses += max(0, pr.Syntheses-1)
+			p := &partitionRun{in: s.in, t: s.t, retries: s.retries, pr: job.PartitionResult{Partition: k}}
+			proof, err := p.run(gctx)
+			s.res.Partitions[k] = p.pr
+			s.prog.Resyntheses += max(0, p.pr.Syntheses-1)
 			if err != nil {
-				prog.PartitionsFailed++
+				s.prog.PartitionsFailed++
 				if firstErr == nil {
-					firstErr = fmt.Errorf("%s partition %d: %w", in.SectorRef, k, err)
+					firstErr = fmt.Errorf("%s partition %d: %w", s.in.SectorRef, k, err)
 					cancelPartitions() // the sector has failed: free the hosts
 				}
 			} else {
 				proofs[k] = proof
-				prog.PartitionsDone++
+				s.prog.PartitionsDone++
 			}
-			report()
+			s.report(ctx)
 		})
 	}
 	wg.Wait(ctx)
-	if firstErr != nil {
-		return fail(statusOf(ctx, firstErr), firstErr)
-	}
+	return proofs, firstErr
+}
 
-	// Canceled before storing: nothing is stored. Once the store starts it
-	// runs to its end, even if a cancel arrives meanwhile, and the sector
-	// reports what happened: proved (stored) or failed. So a canceled
-	// batch's result says exactly which C2s were stored.
-	if ctx.Err() != nil {
-		return fail(job.StatusCanceled, temporal.NewCanceledError())
-	}
+// store assembles, verifies and writes the C2 (ActStoreC2), disconnected
+// from a cancel that arrives meanwhile.
+func (s *sectorRun) store(ctx workflow.Context, v job.ValidateOutput, proofs [][]byte) (job.SectorResult, error) {
 	storeCtx, _ := workflow.NewDisconnectedContext(ctx)
-	sctx := workflow.WithActivityOptions(storeCtx, workflow.ActivityOptions{
-		TaskQueue:           job.QueueWorkflow,
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10, NonRetryableErrorTypes: []string{job.ErrInvalidProof}},
-	})
 	// The proof validation found, for a sector submitted without one.
-	ref := in.SectorRef
+	ref := s.in.SectorRef
 	if ref.Profile == "" {
 		ref.Profile = v.Profile
 	}
 	var so job.StoreOutput
-	err := workflow.ExecuteActivity(sctx, job.ActStoreC2, job.StoreInput{SectorRef: ref, Proofs: proofs, Partitions: res.Partitions}).Get(ctx, &so)
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(storeCtx, storeOptions), job.ActStoreC2,
+		job.StoreInput{SectorRef: ref, Proofs: proofs, Partitions: s.res.Partitions}).Get(ctx, &so)
 	if err != nil {
-		return fail(job.StatusFailed, fmt.Errorf("%s: store C2: %w", in.SectorRef, err))
+		return s.fail(ctx, job.StatusFailed, fmt.Errorf("%s: store C2: %w", s.in.SectorRef, err))
 	}
-	res.C2Key, res.Status, res.Finished = so.C2Key, job.StatusProved, workflow.Now(ctx)
-	prog.Status = job.StatusProved
-	report()
-	return res, nil
+	s.res.C2Key, s.res.Status, s.res.Finished = so.C2Key, job.StatusProved, workflow.Now(ctx)
+	s.prog.Status = job.StatusProved
+	s.report(ctx)
+	return s.res, nil
 }
 
-// provePartition runs one partition to a verified proof, synthesizing again
-// (on any host) when the device phase or finalize cannot complete on the
-// host that holds the witness.
-func provePartition(ctx workflow.Context, in job.SectorInput, k int, t job.Timeouts, retries partitionRetries) (job.PartitionResult, []byte, error) {
-	pr := job.PartitionResult{Partition: k}
+// partitionRun is one partition's way to a verified proof: syntheses
+// (again, on any host, when the device phase or finalize cannot complete
+// on the host that holds the witness) counted against the sector's
+// budget.
+type partitionRun struct {
+	in      job.SectorInput
+	t       job.Timeouts
+	retries partitionRetries
+	pr      job.PartitionResult
+	// moved holds the releases of witnesses that moved to a device host,
+	// settled before the partition reports.
+	moved []workflow.Future
+}
+
+// run proves the partition and returns its proof.
+func (p *partitionRun) run(ctx workflow.Context) ([]byte, error) {
+	defer func() {
+		for i := len(p.moved) - 1; i >= 0; i-- {
+			p.moved[i].Get(ctx, nil)
+		}
+	}()
 	logger := workflow.GetLogger(ctx)
+	k := p.pr.Partition
 	for {
-		pr.Syntheses++
-		synth := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           job.QueueSynth,
-			StartToCloseTimeout: t.Synth,
-			HeartbeatTimeout:    t.Heartbeat,
-			// A synthesis that completes as the sector is canceled still
-			// reports its handle, so its witness is released, not leaked.
-			WaitForCancellation: true,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{job.ErrBadC1, job.ErrNoKeys}},
-		})
-		var so job.SynthOutput
-		if err := workflow.ExecuteActivity(synth, job.ActSynthesize, job.SynthInput{SectorRef: in.SectorRef, Partition: k, ClaimWithin: t.HostQueue}).Get(ctx, &so); err != nil {
-			pr.Error = brief(err)
+		so, err := p.synthesize(ctx)
+		if err != nil {
+			p.pr.Error = brief(err)
 			release(ctx, so.Witness) // a completed synthesis reported with the cancel
-			if ctx.Err() == nil && hostLost(err) && pr.HostLosses < retries.hostLoss {
+			if ctx.Err() == nil && hostLost(err) && p.pr.HostLosses < p.retries.hostLoss {
 				// Every attempt died with its host: the fleet's fault.
-				pr.HostLosses++
-				logger.Warn("synthesis lost with its host; synthesizing again", "sector", in.SectorID, "partition", k, "error", err)
+				p.pr.HostLosses++
+				logger.Warn("synthesis lost with its host; synthesizing again", "sector", p.in.SectorID, "partition", k, "error", err)
 				continue
 			}
-			return pr, nil, err
+			return nil, err
 		}
 		if ctx.Err() != nil {
 			release(ctx, so.Witness)
-			return pr, nil, temporal.NewCanceledError()
+			return nil, temporal.NewCanceledError()
 		}
-		pr.Host, pr.SynthMS = so.Witness.Host, so.SynthMS
-		hostOpts := func(queue string, startToClose time.Duration, attempts int32) workflow.Context {
-			toStart := t.HostQueue
-			if queue == job.QueueDevice {
-				// The device hosts' shared queue waits for fleet capacity,
-				// not for one host: no host-loss timeout there.
-				toStart = 0
-			}
-			return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-				TaskQueue:              queue,
-				ScheduleToStartTimeout: toStart,
-				StartToCloseTimeout:    startToClose,
-				HeartbeatTimeout:       t.Heartbeat,
-				RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: attempts,
-					NonRetryableErrorTypes: []string{job.ErrWitnessLost, job.ErrNoKeys}},
-			})
-		}
-		// The device phase consumes the witness: a failed attempt cannot be
-		// retried on it, only re-synthesized.
-		var do job.DeviceOutput
-		order := in.Order
-		order.Priority = job.TaskPriority(order.Priority)
-		err := workflow.ExecuteActivity(hostOpts(so.Witness.DeviceQueue, t.Device, 1), job.ActDevicePhase,
-			job.HandleInput{Witness: so.Witness, SectorRef: in.SectorRef, Order: order, Partition: k}).Get(ctx, &do)
-		held := so.Witness // the host holding the witness: it finalizes, and releases on failure
+		p.pr.Host, p.pr.SynthMS = so.Witness.Host, so.SynthMS
+		proof, held, err := p.prove(ctx, so.Witness)
 		if err == nil {
-			pr.Device, pr.DeviceMS, pr.QueueMS = do.Device, do.DeviceMS, do.QueueMS
-			pr.DeviceStart, pr.DeviceEnd = do.Start, do.End
-			if do.MovedTo != nil {
-				// The witness moved to a device host: the synthesis host
-				// drops its spill and budget permit, without delaying finalize.
-				rel := startRelease(ctx, so.Witness)
-				defer rel.Get(ctx, nil) // settled before the partition reports
-				held = *do.MovedTo
-				pr.DeviceHost = held.Host
-			}
-			var fo job.FinalizeOutput
-			err = workflow.ExecuteActivity(hostOpts(held.FinalizeQueue, t.Finalize, 3), job.ActFinalize, job.HandleInput{Witness: held}).Get(ctx, &fo)
-			if err == nil {
-				pr.FinalizeMS, pr.Done, pr.Error, pr.FinalizedAt = fo.FinalizeMS, true, "", workflow.Now(ctx)
-				return pr, fo.Proof, nil
-			}
+			return proof, nil
 		}
-		pr.Error = brief(err)
+		p.pr.Error = brief(err)
 		release(ctx, held)
 		if ctx.Err() != nil || temporal.IsCanceledError(err) {
-			return pr, nil, err
+			return nil, err
 		}
-		if hostLost(err) {
-			pr.HostLosses++
-			if pr.HostLosses > retries.hostLoss {
-				return pr, nil, fmt.Errorf("gave up after %d syntheses, %d lost with their hosts: %w", pr.Syntheses, pr.HostLosses, err)
-			}
-		} else {
-			pr.Failures++
-			if pr.Failures >= retries.logical {
-				return pr, nil, fmt.Errorf("gave up after %d syntheses, %d failed: %w", pr.Syntheses, pr.Failures, err)
-			}
+		if err := p.count(err); err != nil {
+			return nil, err
 		}
-		logger.Warn("partition lost its witness; synthesizing again", "sector", in.SectorRef.String(), "partition", k, "host", so.Witness.Host,
-			"failures", pr.Failures, "host_losses", pr.HostLosses, "error", err)
+		logger.Warn("partition lost its witness; synthesizing again", "sector", p.in.SectorRef.String(), "partition", k, "host", so.Witness.Host,
+			"failures", p.pr.Failures, "host_losses", p.pr.HostLosses, "error", err)
 	}
+}
+
+// synthesize runs one synthesis (ActSynthesize) on any host with room.
+func (p *partitionRun) synthesize(ctx workflow.Context) (job.SynthOutput, error) {
+	p.pr.Syntheses++
+	var so job.SynthOutput
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, synthOptions(p.t)), job.ActSynthesize,
+		job.SynthInput{SectorRef: p.in.SectorRef, Partition: p.pr.Partition, ClaimWithin: p.t.HostQueue}).Get(ctx, &so)
+	return so, err
+}
+
+// prove runs the device phase and finalize on the witness w and returns
+// the proof, or the error and the witness's location (where it moved, if
+// it did), to be released. The device phase consumes the witness: a
+// failed attempt cannot be retried on it, only re-synthesized.
+func (p *partitionRun) prove(ctx workflow.Context, w job.WitnessLocation) ([]byte, job.WitnessLocation, error) {
+	var do job.DeviceOutput
+	order := p.in.Order
+	order.Priority = job.TaskPriority(order.Priority)
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(w.DeviceQueue, p.t.Device, 1, p.t)), job.ActDevicePhase,
+		job.HandleInput{Witness: w, SectorRef: p.in.SectorRef, Order: order, Partition: p.pr.Partition}).Get(ctx, &do)
+	if err != nil {
+		return nil, w, err
+	}
+	p.pr.Device, p.pr.DeviceMS, p.pr.QueueMS = do.Device, do.DeviceMS, do.QueueMS
+	p.pr.DeviceStart, p.pr.DeviceEnd = do.Start, do.End
+	held := w // the host holding the witness: it finalizes, and releases on failure
+	if do.MovedTo != nil {
+		// The witness moved to a device host: the synthesis host drops
+		// its spill and budget permit, without delaying finalize.
+		p.moved = append(p.moved, startRelease(ctx, w))
+		held = *do.MovedTo
+		p.pr.DeviceHost = held.Host
+	}
+	var fo job.FinalizeOutput
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(held.FinalizeQueue, p.t.Finalize, 3, p.t)), job.ActFinalize,
+		job.HandleInput{Witness: held}).Get(ctx, &fo); err != nil {
+		return nil, held, err
+	}
+	p.pr.FinalizeMS, p.pr.Done, p.pr.Error, p.pr.FinalizedAt = fo.FinalizeMS, true, "", workflow.Now(ctx)
+	return fo.Proof, held, nil
+}
+
+// count charges a lost witness to the partition's budget: to the host-loss
+// budget when its host went away, else to its own; past either it returns
+// the error that ends the partition.
+func (p *partitionRun) count(err error) error {
+	if hostLost(err) {
+		p.pr.HostLosses++
+		if p.pr.HostLosses > p.retries.hostLoss {
+			return fmt.Errorf("gave up after %d syntheses, %d lost with their hosts: %w", p.pr.Syntheses, p.pr.HostLosses, err)
+		}
+		return nil
+	}
+	p.pr.Failures++
+	if p.pr.Failures >= p.retries.logical {
+		return fmt.Errorf("gave up after %d syntheses, %d failed: %w", p.pr.Syntheses, p.pr.Failures, err)
+	}
+	return nil
 }
 
 // partitionRetries bounds a partition's syntheses: logical counts its own
@@ -275,11 +319,7 @@ func release(ctx workflow.Context, w job.WitnessLocation) {
 // ignored: see release).
 func startRelease(ctx workflow.Context, w job.WitnessLocation) workflow.Future {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
-		TaskQueue: w.ControlQueue, ScheduleToCloseTimeout: 30 * time.Second, StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
-	})
-	return workflow.ExecuteActivity(dctx, job.ActRelease, job.HandleInput{Witness: w})
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, releaseOptions(w.ControlQueue)), job.ActRelease, job.HandleInput{Witness: w})
 }
 
 func statusOf(ctx workflow.Context, err error) string {
