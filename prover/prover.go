@@ -16,6 +16,7 @@ package prover
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -87,8 +88,12 @@ func (s *Solution) Bytes() int64 {
 	return int64(cap(s.W)+cap(s.A)+cap(s.B)+cap(s.C)) * fr.Bytes
 }
 
-// PartitionID names partition k of a sector in logs and handles.
-func PartitionID(sectorID uint64, k int) string { return fmt.Sprintf("%d/%d", sectorID, k) }
+// PartitionID names partition k of prover's sector (prover: the hex of
+// its 32-byte id) in logs and handles: two provers' sector 1 are two
+// sectors, and a spilled witness is checked against the whole name.
+func PartitionID(prover string, sectorID uint64, k int) string {
+	return fmt.Sprintf("%s/%d/%d", prover, sectorID, k)
+}
 
 // Synthesize solves partition k of a C1 into its witness. The C1 must have
 // been checked (porep.C1.Verify); an unsatisfiable circuit is an error.
@@ -102,7 +107,7 @@ func (p *Prover) Synthesize(ctx context.Context, c1 *porep.C1, k int) (*Solution
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	id := PartitionID(c1.SectorID, k)
+	id := PartitionID(hex.EncodeToString(c1.ProverID[:]), c1.SectorID, k)
 	t0 := time.Now()
 	w, err := frontend.NewWitness(circuit.Assignment(c1.Statement(), c1.CommC, c1.CommRLast, c1.Partitions[k]), ecc.BLS12_381.ScalarField())
 	if err != nil {

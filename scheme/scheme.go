@@ -128,4 +128,6 @@ func (s Set) For(proof string) (Scheme, error) {
 }
 
 // PartitionID names partition k of a sector in logs and handles.
-func PartitionID(sectorID uint64, k int) string { return prover.PartitionID(sectorID, k) }
+func PartitionID(proverID string, sectorID uint64, k int) string {
+	return prover.PartitionID(proverID, sectorID, k)
+}

@@ -181,7 +181,7 @@ func (p *ProverPhases) Synthesize(ctx context.Context, ref job.SectorRef, k int)
 		return nil, err
 	}
 	// The C1 names the sector; the identity's number names the partition.
-	sol.Partition = prover.PartitionID(ref.SectorID, k)
+	sol.Partition = prover.PartitionID(ref.ProverID, ref.SectorID, k)
 	return &solved{sector: s, circ: c, k: k, sol: sol}, nil
 }
 
@@ -316,7 +316,7 @@ func (p *ProverPhases) Unspill(ctx context.Context, ref job.SectorRef, k int, da
 	if err != nil {
 		return nil, err
 	}
-	if want := prover.PartitionID(ref.SectorID, k); sol.Partition != want {
+	if want := prover.PartitionID(ref.ProverID, ref.SectorID, k); sol.Partition != want {
 		return nil, fmt.Errorf("spilled witness is %s, not %s", sol.Partition, want)
 	}
 	return &solved{sector: s, circ: c, k: k, sol: sol}, nil

@@ -111,7 +111,7 @@ func (c *Circuit) partition(s scheme.Sector, k int) (*Sector, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	id := prover.PartitionID(sec.SectorID(), k)
+	id := prover.PartitionID(sec.proverHex(), sec.SectorID(), k)
 	if k < 0 || k >= sec.Partitions() {
 		return nil, id, c.k.wrap(fmt.Errorf("partition %s: %s has %d partitions", id, sec.info.Name, sec.Partitions()))
 	}
@@ -212,7 +212,7 @@ func (c *Verifier) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
 	out := make([]byte, 0, len(parts)*groth.ProofSize)
 	for k, p := range parts {
 		if _, err := groth.DecodeProof(p); err != nil {
-			return nil, c.k.wrap(fmt.Errorf("assemble: partition %s: %w", prover.PartitionID(sec.SectorID(), k), err))
+			return nil, c.k.wrap(fmt.Errorf("assemble: partition %s: %w", prover.PartitionID(sec.proverHex(), sec.SectorID(), k), err))
 		}
 		out = append(out, p...)
 	}

@@ -2,6 +2,7 @@ package c2
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -81,6 +82,14 @@ func (s *Sector) Public() (seal.SectorPublic, bool) {
 		return seal.SectorPublic{}, false
 	}
 	return *s.pub, true
+}
+
+// proverHex is the hex of the sector's prover id ("" without public data).
+func (s *Sector) proverHex() string {
+	if s.pub == nil {
+		return ""
+	}
+	return hex.EncodeToString(s.pub.ProverID[:])
 }
 
 // SectorID is the sector's number (0 without public data).
