@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/storage"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // Short timeouts so a killed host is noticed in seconds.
@@ -54,7 +54,7 @@ func TestKillWorkerMidPhase(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 			defer cancel()
 			pauseFile := filepath.Join(t.TempDir(), "paused")
-			a := s.startWorker("a", worker.Config{PartitionWorkers: 1, Hooks: &worker.Hooks{PauseAt: phase, PauseFile: pauseFile}})
+			a := s.startWorker("a", activities.Config{PartitionWorkers: 1, Hooks: &activities.Hooks{PauseAt: phase, PauseFile: pauseFile}})
 			c1 := poreptest.Sector(t, "32KiB", uint64(300+i)).C1()
 			ref := s.putC1(c1)
 			id := "kill-" + phase
@@ -62,7 +62,7 @@ func TestKillWorkerMidPhase(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitFile(t, pauseFile, 2*time.Minute)
-			b := s.startWorker("b", worker.Config{PartitionWorkers: 2})
+			b := s.startWorker("b", activities.Config{PartitionWorkers: 2})
 			a.kill()
 			res, err := batch.Wait(ctx, s.client, id, time.Second, nil)
 			if err != nil {
@@ -103,13 +103,13 @@ func TestS3OutageMidBatch(t *testing.T) {
 	s := newStack(t, "32KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	w := s.startWorker("w", worker.Config{PartitionWorkers: 2})
+	w := s.startWorker("w", activities.Config{PartitionWorkers: 2})
 	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 401).C1(), poreptest.Sector(t, "32KiB", 402).C1()}
 	refs := []job.SectorRef{s.putC1(c1s[0]), s.putC1(c1s[1])}
 	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "s3-outage"}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitStats(2*time.Minute, func(st worker.Stats) bool { return st.Host.Syntheses >= 2 })
+	w.waitStats(2*time.Minute, func(st activities.Stats) bool { return st.Host.Syntheses >= 2 })
 	s.s3.Stop()
 	time.Sleep(4 * time.Second)
 	s.s3.Restart()
@@ -140,12 +140,12 @@ func TestCancelBatch(t *testing.T) {
 	s := newStack(t, "32KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	w := s.startWorker("w", worker.Config{PartitionWorkers: 2})
+	w := s.startWorker("w", activities.Config{PartitionWorkers: 2})
 	refs := []job.SectorRef{s.putC1(poreptest.Sector(t, "32KiB", 501).C1()), s.putC1(poreptest.Sector(t, "32KiB", 502).C1())}
 	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "cancel"}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitStats(2*time.Minute, func(st worker.Stats) bool { return st.Budget.InFlight > 0 })
+	w.waitStats(2*time.Minute, func(st activities.Stats) bool { return st.Budget.InFlight > 0 })
 	t0 := time.Now()
 	if err := batch.Cancel(ctx, s.client, "cancel"); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestCancelBatch(t *testing.T) {
 			t.Fatalf("sector %d: something stored under its C2 key: %v", r.SectorID, err)
 		}
 	}
-	st := w.waitStats(time.Minute, func(st worker.Stats) bool { return st.Budget.InFlight == 0 && st.Budget.HeldBytes == 0 })
+	st := w.waitStats(time.Minute, func(st activities.Stats) bool { return st.Budget.InFlight == 0 && st.Budget.HeldBytes == 0 })
 	if st.Host.Stored != 0 {
 		t.Fatalf("a canceled batch stored %d C2s", st.Host.Stored)
 	}
@@ -176,7 +176,7 @@ func TestBadInputsAreRejected(t *testing.T) {
 	s := newStack(t, "32KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	w := s.startWorker("w", worker.Config{PartitionWorkers: 2})
+	w := s.startWorker("w", activities.Config{PartitionWorkers: 2})
 
 	encode := func(c1 *porep.C1) []byte {
 		var b bytes.Buffer
@@ -314,7 +314,7 @@ func TestInvalidProofNeverStored(t *testing.T) {
 	s := newStack(t, "2KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	w := s.startWorker("faulty", worker.Config{PartitionWorkers: 1, Hooks: &worker.Hooks{FaultyFinalize: true}})
+	w := s.startWorker("faulty", activities.Config{PartitionWorkers: 1, Hooks: &activities.Hooks{FaultyFinalize: true}})
 	c1 := poreptest.Sector(t, "2KiB", 700).C1()
 	res := s.run(ctx, batch.Options{BatchID: "faulty", PartitionRetries: 2}, []job.SectorRef{s.putC1(c1)})
 	if r := res.Sectors[0]; r.Status != job.StatusFailed || !strings.Contains(r.Error, "proof rejected") {
@@ -333,7 +333,7 @@ func TestInvalidProofNeverStored(t *testing.T) {
 func TestBudgetSmallerThanOnePartition(t *testing.T) {
 	s := newStack(t, "32KiB")
 	cfg := workerConfig{Temporal: s.temporal.Addr(), S3: s.s3.Config("c2flow"),
-		Host: worker.Config{ID: "tiny", MemoryBudget: 1 << 20, Profiles: []string{"32KiB"}, ParamsDir: t.TempDir()}}
+		Host: activities.Config{ID: "tiny", MemoryBudget: 1 << 20, Profiles: []string{"32KiB"}, ParamsDir: t.TempDir()}}
 	b, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envWorker+"="+string(b))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
@@ -18,7 +19,6 @@ import (
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/scheme"
-	"github.com/c2flow/c2flow/worker"
 )
 
 const filecoin2KiB = "StackedDrg2KiBV1_1"
@@ -122,8 +122,8 @@ func TestFilecoinAndTestSchemeInOneBatch(t *testing.T) {
 	// the C2s with the .vk alone (it downloads no .params), the prover
 	// proves.
 	orchDir := t.TempDir()
-	o := s.startWorker("o", worker.Config{Roles: []string{worker.RoleWorkflow}, FilecoinParams: orchDir})
-	w := s.startWorker("w", worker.Config{Roles: []string{worker.RoleProve}, PartitionWorkers: 2, FilecoinParams: t.TempDir()})
+	o := s.startWorker("o", activities.Config{Roles: []string{activities.RoleWorkflow}, FilecoinParams: orchDir})
+	w := s.startWorker("w", activities.Config{Roles: []string{activities.RoleProve}, PartitionWorkers: 2, FilecoinParams: t.TempDir()})
 
 	goodRef, goodRaw := s.putFilecoinC1(41, nil)
 	badRef, _ := s.putFilecoinC1(42, func(c *c1.SealCommitPhase1Output) {
@@ -187,13 +187,13 @@ func TestKillWorkerInFilecoinDevicePhase(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	pauseFile := filepath.Join(t.TempDir(), "paused")
-	a := s.startWorker("a", worker.Config{PartitionWorkers: 1, FilecoinParams: dir, Hooks: &worker.Hooks{PauseAt: "device", PauseFile: pauseFile}})
+	a := s.startWorker("a", activities.Config{PartitionWorkers: 1, FilecoinParams: dir, Hooks: &activities.Hooks{PauseAt: "device", PauseFile: pauseFile}})
 	ref, raw := s.putFilecoinC1(51, nil)
 	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: "kill-filecoin", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	waitFile(t, pauseFile, 5*time.Minute)
-	b := s.startWorker("b", worker.Config{PartitionWorkers: 1, FilecoinParams: dir})
+	b := s.startWorker("b", activities.Config{PartitionWorkers: 1, FilecoinParams: dir})
 	a.kill()
 	res, err := batch.Wait(ctx, s.client, "kill-filecoin", time.Second, nil)
 	if err != nil {

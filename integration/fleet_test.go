@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // A worker added to a running batch takes work without a restart; a worker
@@ -20,15 +20,15 @@ func TestScaleOutAndGracefulRemoval(t *testing.T) {
 	s := newStack(t, "32KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	w1 := s.startWorker("w1", worker.Config{PartitionWorkers: 2, DrainTimeout: 50 * time.Second})
+	w1 := s.startWorker("w1", activities.Config{PartitionWorkers: 2, DrainTimeout: 50 * time.Second})
 	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 1001).C1(), poreptest.Sector(t, "32KiB", 1002).C1()}
 	refs := []job.SectorRef{s.putC1(c1s[0]), s.putC1(c1s[1])}
 	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "fleet", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
-	w1.waitStats(2*time.Minute, func(st worker.Stats) bool { return st.Host.Syntheses >= 2 })
-	w2 := s.startWorker("w2", worker.Config{PartitionWorkers: 2})
-	w2.waitStats(2*time.Minute, func(st worker.Stats) bool { return st.Host.Syntheses >= 1 })
+	w1.waitStats(2*time.Minute, func(st activities.Stats) bool { return st.Host.Syntheses >= 2 })
+	w2 := s.startWorker("w2", activities.Config{PartitionWorkers: 2})
+	w2.waitStats(2*time.Minute, func(st activities.Stats) bool { return st.Host.Syntheses >= 1 })
 	if err := w1.stop(); err != nil { // graceful: SIGTERM, drain, exit
 		t.Fatal(err)
 	}
@@ -65,8 +65,8 @@ func TestSplitRolesThroughSpill(t *testing.T) {
 	s := newStack(t, "32KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ws := s.startWorker("synth1", worker.Config{Roles: []string{worker.RoleWorkflow, worker.RoleSynth}, PartitionWorkers: 2, Spill: "s3"})
-	wd := s.startWorker("gpu1", worker.Config{Roles: []string{worker.RoleDevice}, Spill: "s3"})
+	ws := s.startWorker("synth1", activities.Config{Roles: []string{activities.RoleWorkflow, activities.RoleSynth}, PartitionWorkers: 2, Spill: "s3"})
+	wd := s.startWorker("gpu1", activities.Config{Roles: []string{activities.RoleDevice}, Spill: "s3"})
 	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 1101).C1()}
 	res := s.run(ctx, batch.Options{BatchID: "split", Timeouts: faultTimeouts}, []job.SectorRef{s.putC1(c1s[0])})
 	s.expectProved(res, c1s)
@@ -89,7 +89,7 @@ func TestSplitRolesThroughSpill(t *testing.T) {
 		strings.Contains(seen[job.QueueSynth], "gpu1") {
 		t.Errorf("fleet as Temporal sees it: %v", seen)
 	}
-	ss := ws.waitStats(time.Minute, func(st worker.Stats) bool { return st.Budget.InFlight == 0 })
+	ss := ws.waitStats(time.Minute, func(st activities.Stats) bool { return st.Budget.InFlight == 0 })
 	wd.stop()
 	ws.stop()
 	sd := wd.readStats()

@@ -11,10 +11,10 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep/poreptest"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // recordEnv names the directory TestRecordHistories writes to
@@ -35,7 +35,7 @@ func TestRecordHistories(t *testing.T) {
 	s := newStack(t, "32KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	s.startWorker("w1", worker.Config{PartitionWorkers: 2})
+	s.startWorker("w1", activities.Config{PartitionWorkers: 2})
 	good := poreptest.Sector(t, "32KiB", 201).C1()
 	bad := poreptest.Sector(t, "32KiB", 202).C1()
 	bad.Partitions[1].Challenges[0].ColumnPath[2].SetUint64(9)

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/storage"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // sealFor seals test sector id of the given prover (first byte), with an
@@ -40,7 +40,7 @@ func TestSectorIdentity(t *testing.T) {
 	s := newStack(t, "2KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	w := s.startWorker("w", worker.Config{PartitionWorkers: 2})
+	w := s.startWorker("w", activities.Config{PartitionWorkers: 2})
 	a, b := sealFor(t, 0xaa, 1, 0), sealFor(t, 0xbb, 1, 0)
 	ra, rb := s.putC1(a), s.putC1(b)
 	if ra.Identity() == rb.Identity() || storage.C2Key(ra.Identity()) == storage.C2Key(rb.Identity()) {
@@ -138,8 +138,8 @@ func TestOversizeC1RefusedBeforeReading(t *testing.T) {
 	s := newStack(t, "2KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	w := s.startWorker("w", worker.Config{PartitionWorkers: 1})
-	idle := w.waitStats(time.Minute, func(st worker.Stats) bool { return st.PeakRSS > 0 })
+	w := s.startWorker("w", activities.Config{PartitionWorkers: 1})
+	idle := w.waitStats(time.Minute, func(st activities.Stats) bool { return st.PeakRSS > 0 })
 
 	var raw bytes.Buffer
 	if err := poreptest.Sector(t, "32GiB", 801).C1().Encode(&raw); err != nil {

@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack/pgtest"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/storage"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // Worker hosts on their own network addresses: one Linux network namespace
@@ -182,7 +182,7 @@ func newNetStack(t *testing.T, profile string) (*stack, *netLab) {
 
 // startWorkerIn starts a worker process inside h's namespace with S3
 // configuration s3c; its output goes to stderr and to out, if set.
-func (s *stack) startWorkerIn(h *netHost, id string, hc worker.Config, s3c storage.Config, out io.Writer) *workerProc {
+func (s *stack) startWorkerIn(h *netHost, id string, hc activities.Config, s3c storage.Config, out io.Writer) *workerProc {
 	s.t.Helper()
 	w := io.Writer(os.Stderr)
 	if out != nil {
@@ -229,7 +229,7 @@ func TestNetnsHostCutOffInDevicePhase(t *testing.T) {
 	// Paused in its device phase, host a keeps heartbeating: without the
 	// cut, the partition would never move to host b.
 	aOut := outputFile(t, "a.log")
-	a := s.startWorkerIn(ha, "a", worker.Config{PartitionWorkers: 1, Hooks: &worker.Hooks{PauseAt: "device", PauseFile: pauseFile}}, s.s3.Config("c2flow"), aOut)
+	a := s.startWorkerIn(ha, "a", activities.Config{PartitionWorkers: 1, Hooks: &activities.Hooks{PauseAt: "device", PauseFile: pauseFile}}, s.s3.Config("c2flow"), aOut)
 	c1 := poreptest.Sector(t, "2KiB", 801).C1()
 	ref := s.putC1(c1)
 	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: "netns-cut", Timeouts: faultTimeouts}); err != nil {
@@ -237,7 +237,7 @@ func TestNetnsHostCutOffInDevicePhase(t *testing.T) {
 	}
 	waitFile(t, pauseFile, time.Minute)
 	ha.cut()
-	b := s.startWorkerIn(hb, "b", worker.Config{PartitionWorkers: 1}, s.s3.Config("c2flow"), nil)
+	b := s.startWorkerIn(hb, "b", activities.Config{PartitionWorkers: 1}, s.s3.Config("c2flow"), nil)
 	res, err := batch.Wait(ctx, s.client, "netns-cut", time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -307,8 +307,8 @@ func TestNetnsHostCutOffFromS3(t *testing.T) {
 	aS3 := s.s3.Config("c2flow")
 	aS3.MaxAttempts = 3
 	aOut := outputFile(t, "a.log")
-	a := s.startWorkerIn(ha, "a", worker.Config{PartitionWorkers: 1}, aS3, aOut)
-	b := s.startWorkerIn(hb, "b", worker.Config{PartitionWorkers: 1}, s.s3.Config("c2flow"), nil)
+	a := s.startWorkerIn(ha, "a", activities.Config{PartitionWorkers: 1}, aS3, aOut)
+	b := s.startWorkerIn(hb, "b", activities.Config{PartitionWorkers: 1}, s.s3.Config("c2flow"), nil)
 	// Both running: their start-up reads from S3 are done.
 	waitFile(t, a.stats, time.Minute)
 	waitFile(t, b.stats, time.Minute)

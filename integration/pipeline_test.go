@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
@@ -17,7 +18,6 @@ import (
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3server"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // scrapeMetrics fetches a Prometheus endpoint and checks that each series
@@ -90,8 +90,8 @@ func TestBatchEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w1 := s.startWorkerMetrics("w1", worker.Config{PartitionWorkers: 2}, metricsAddr)
-	w2 := s.startWorker("w2", worker.Config{PartitionWorkers: 2})
+	w1 := s.startWorkerMetrics("w1", activities.Config{PartitionWorkers: 2}, metricsAddr)
+	w2 := s.startWorker("w2", activities.Config{PartitionWorkers: 2})
 
 	good := []*porep.C1{poreptest.Sector(t, "32KiB", 101).C1(), poreptest.Sector(t, "32KiB", 102).C1()}
 	bad := poreptest.Sector(t, "32KiB", 103).C1()
@@ -185,7 +185,7 @@ func TestBudgetOfOne(t *testing.T) {
 	s := newStack(t, "32KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	w := s.startWorker("solo", worker.Config{PartitionWorkers: 1})
+	w := s.startWorker("solo", activities.Config{PartitionWorkers: 1})
 	c1 := poreptest.Sector(t, "32KiB", 201).C1()
 	res := s.run(ctx, batch.Options{BatchID: "one"}, []job.SectorRef{s.putC1(c1)})
 	if res.Sectors[0].Status != job.StatusProved {

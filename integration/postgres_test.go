@@ -9,12 +9,12 @@ import (
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack/pgtest"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // put2KiB puts the C1s of 2KiB test sectors first..last in the store.
@@ -34,7 +34,7 @@ func TestPostgresBatch(t *testing.T) {
 	s := newStackAt(t, "2KiB", stackAt{Postgres: pgtest.URL(t, pgtest.Base(t))})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	w := s.startWorker("w", worker.Config{PartitionWorkers: 2})
+	w := s.startWorker("w", activities.Config{PartitionWorkers: 2})
 	c1s, refs := s.put2KiB(901, 904)
 	res := s.run(ctx, batch.Options{BatchID: "pg"}, refs)
 	s.expectProved(res, c1s)
@@ -56,12 +56,12 @@ func TestPostgresRestartMidBatch(t *testing.T) {
 	s := newStackAt(t, "2KiB", stackAt{Postgres: pgtest.URL(t, cluster.Base)})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	w := s.startWorker("w", worker.Config{PartitionWorkers: 1})
+	w := s.startWorker("w", activities.Config{PartitionWorkers: 1})
 	c1s, refs := s.put2KiB(911, 916)
 	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "pg-restart", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitStats(2*time.Minute, func(st worker.Stats) bool { return st.Host.DevicePhases >= 1 })
+	w.waitStats(2*time.Minute, func(st activities.Stats) bool { return st.Host.DevicePhases >= 1 })
 	cluster.Restart(3 * time.Second)
 	// Stats are written as phases end: read now, they are no later than
 	// the restart.

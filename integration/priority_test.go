@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep/poreptest"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // A deadline-driven batch submitted behind a backlog is served first: one
@@ -18,7 +18,7 @@ func TestPriorityBatchOvertakesBacklog(t *testing.T) {
 	s := newStack(t, "2KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	w := s.startWorker("w", worker.Config{PartitionWorkers: 1, Profiles: []string{"2KiB"}})
+	w := s.startWorker("w", activities.Config{PartitionWorkers: 1, Profiles: []string{"2KiB"}})
 	var low []job.SectorRef
 	for i := uint64(0); i < 4; i++ {
 		low = append(low, s.putC1(poreptest.Sector(t, "2KiB", 900+i).C1()))
@@ -27,7 +27,7 @@ func TestPriorityBatchOvertakesBacklog(t *testing.T) {
 	if _, err := batch.Submit(ctx, s.client, low, batch.Options{BatchID: "backlog", MaxInFlight: 4, Priority: 5}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitStats(time.Minute, func(st worker.Stats) bool { return st.Host.Syntheses >= 1 })
+	w.waitStats(time.Minute, func(st activities.Stats) bool { return st.Host.Syntheses >= 1 })
 	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{urgent}, batch.Options{BatchID: "deadline", Priority: 1}); err != nil {
 		t.Fatal(err)
 	}

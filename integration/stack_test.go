@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/metrics"
@@ -26,17 +27,16 @@ import (
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
-	"github.com/c2flow/c2flow/worker"
 )
 
 const envWorker = "C2FLOW_TEST_WORKER"
 
 // workerConfig is what a worker process started by a test runs with.
 type workerConfig struct {
-	Temporal string         `json:"temporal"`
-	S3       storage.Config `json:"s3"`
-	Host     worker.Config  `json:"host"`
-	Metrics  string         `json:"metrics"` // address of the Prometheus endpoint, if any
+	Temporal string            `json:"temporal"`
+	S3       storage.Config    `json:"s3"`
+	Host     activities.Config `json:"host"`
+	Metrics  string            `json:"metrics"` // address of the Prometheus endpoint, if any
 }
 
 func TestMain(m *testing.M) {
@@ -83,7 +83,7 @@ func runWorker(cfgJSON string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	w, err := worker.New(ctx, c, st, cfg.Host)
+	w, err := activities.New(ctx, c, st, cfg.Host)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 3
@@ -185,12 +185,12 @@ type workerProc struct {
 	done  chan error
 }
 
-func (s *stack) startWorker(id string, hc worker.Config) *workerProc {
+func (s *stack) startWorker(id string, hc activities.Config) *workerProc {
 	return s.startWorkerMetrics(id, hc, "")
 }
 
 // startWorkerAt starts a worker against another Temporal server.
-func (s *stack) startWorkerAt(temporal, id string, hc worker.Config) *workerProc {
+func (s *stack) startWorkerAt(temporal, id string, hc activities.Config) *workerProc {
 	return s.startWorkerFull(temporal, id, hc, "")
 }
 
@@ -199,11 +199,11 @@ func quietSDKLogger() tlog.Logger {
 }
 
 // startWorkerMetrics starts a worker serving Prometheus metrics on addr.
-func (s *stack) startWorkerMetrics(id string, hc worker.Config, metricsAddr string) *workerProc {
+func (s *stack) startWorkerMetrics(id string, hc activities.Config, metricsAddr string) *workerProc {
 	return s.startWorkerFull(s.temporal.Addr(), id, hc, metricsAddr)
 }
 
-func (s *stack) startWorkerFull(temporal, id string, hc worker.Config, metricsAddr string) *workerProc {
+func (s *stack) startWorkerFull(temporal, id string, hc activities.Config, metricsAddr string) *workerProc {
 	s.t.Helper()
 	return s.startWorkerCmd(temporal, id, hc, metricsAddr, s.s3.Config("c2flow"), nil, os.Stderr)
 }
@@ -211,7 +211,7 @@ func (s *stack) startWorkerFull(temporal, id string, hc worker.Config, metricsAd
 // startWorkerCmd starts a worker process with S3 configuration s3c: the
 // test binary, run under prefix (e.g. ip netns exec NS) if set, its output
 // to out.
-func (s *stack) startWorkerCmd(temporal, id string, hc worker.Config, metricsAddr string, s3c storage.Config, prefix []string, out io.Writer) *workerProc {
+func (s *stack) startWorkerCmd(temporal, id string, hc activities.Config, metricsAddr string, s3c storage.Config, prefix []string, out io.Writer) *workerProc {
 	s.t.Helper()
 	hc.ID = id
 	hc.ParamsDir = s.t.TempDir() // its own cache: keys come down from S3
@@ -257,9 +257,9 @@ func (w *workerProc) kill() {
 	}
 }
 
-func (w *workerProc) readStats() worker.Stats {
+func (w *workerProc) readStats() activities.Stats {
 	w.t.Helper()
-	var st worker.Stats
+	var st activities.Stats
 	b, err := os.ReadFile(w.stats)
 	if err != nil {
 		w.t.Fatalf("worker %s stats: %v", w.id, err)
@@ -271,12 +271,12 @@ func (w *workerProc) readStats() worker.Stats {
 }
 
 // waitStats waits until the worker has written stats that satisfy ok.
-func (w *workerProc) waitStats(timeout time.Duration, ok func(worker.Stats) bool) worker.Stats {
+func (w *workerProc) waitStats(timeout time.Duration, ok func(activities.Stats) bool) activities.Stats {
 	w.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(w.stats); err == nil {
-			var st worker.Stats
+			var st activities.Stats
 			if json.Unmarshal(b, &st) == nil && ok(st) {
 				return st
 			}
@@ -285,5 +285,5 @@ func (w *workerProc) waitStats(timeout time.Duration, ok func(worker.Stats) bool
 	}
 	b, _ := os.ReadFile(w.stats)
 	w.t.Fatalf("worker %s: condition not reached in %v; last stats: %s", w.id, timeout, b)
-	return worker.Stats{}
+	return activities.Stats{}
 }

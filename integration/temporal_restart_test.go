@@ -16,13 +16,13 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/storage/s3server"
-	"github.com/c2flow/c2flow/worker"
 )
 
 const envTemporal = "C2FLOW_TEST_TEMPORAL"
@@ -115,13 +115,13 @@ func TestTemporalRestartMidBatch(t *testing.T) {
 	s.client = c
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	w := s.startWorkerAt(tp.addr, "w", worker.Config{PartitionWorkers: 2})
+	w := s.startWorkerAt(tp.addr, "w", activities.Config{PartitionWorkers: 2})
 	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 801).C1(), poreptest.Sector(t, "32KiB", 802).C1()}
 	refs := []job.SectorRef{s.putC1(c1s[0]), s.putC1(c1s[1])}
 	if _, err := batch.Submit(ctx, c, refs, batch.Options{BatchID: "restart", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
-	w.waitStats(2*time.Minute, func(st worker.Stats) bool { return st.Host.DevicePhases >= 2 })
+	w.waitStats(2*time.Minute, func(st activities.Stats) bool { return st.Host.DevicePhases >= 2 })
 	tp.kill()
 	time.Sleep(3 * time.Second)
 	tp.start()

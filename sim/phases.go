@@ -12,9 +12,9 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"go.temporal.io/sdk/activity"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // Device is the sim backend: a device slot whose work is a modelled sleep.
@@ -49,8 +49,8 @@ func Slots(id string, n int) (*gpu.Slots, error) {
 	return gpu.NewSlots(devs...), nil
 }
 
-// Phases are a simulated host's phases (worker.Phases): modelled times on
-// modelled devices. The worker package runs them under its real Host:
+// Phases are a simulated host's phases (activities.Phases): modelled times on
+// modelled devices. Package activities runs them under its real Host:
 // the same witness table, budget, device slots, finalize slots, expiry and
 // retries as a prover host; only the work is a sleep.
 type Phases struct {
@@ -60,7 +60,7 @@ type Phases struct {
 	draw  *sampler
 }
 
-var _ worker.Phases = (*Phases)(nil)
+var _ activities.Phases = (*Phases)(nil)
 
 // NewPhases returns host id's simulated phases; rec collects the
 // timelines of every host of a run.
@@ -102,14 +102,14 @@ func (s *solved) SynthTime() time.Duration { return s.synth }
 // proving is a modelled partition after its device phase.
 type proving struct {
 	part   partKey
-	report worker.DeviceReport
+	report activities.DeviceReport
 }
 
-func (p *proving) Partition() string           { return fmt.Sprintf("%d/%d", p.part.sector, p.part.partition) }
-func (p *proving) Report() worker.DeviceReport { return p.report }
+func (p *proving) Partition() string               { return fmt.Sprintf("%d/%d", p.part.sector, p.part.partition) }
+func (p *proving) Report() activities.DeviceReport { return p.report }
 
 // Synthesize sleeps a modelled synthesis.
-func (p *Phases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (worker.Solved, error) {
+func (p *Phases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (activities.Solved, error) {
 	info := activity.GetInfo(ctx)
 	d := p.draw.draw(p.model.SynthMS)
 	if err := work(ctx, d); err != nil {
@@ -123,7 +123,7 @@ func (p *Phases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (work
 // Device waits for one of the host's device slots in the partition's
 // order, holds it for a modelled device time and frees the witness's
 // budget after the NTT share of it, as the real device phase does.
-func (p *Phases) Device(ctx context.Context, s worker.Solved, slots *gpu.Slots, order gpu.Order, onFreed func()) (worker.Proving, error) {
+func (p *Phases) Device(ctx context.Context, s activities.Solved, slots *gpu.Slots, order gpu.Order, onFreed func()) (activities.Proving, error) {
 	w := s.(*solved)
 	info := activity.GetInfo(ctx)
 	tq := time.Now()
@@ -146,12 +146,12 @@ func (p *Phases) Device(ctx context.Context, s worker.Solved, slots *gpu.Slots, 
 	end := time.Now()
 	p.rec.phase(w.part, phaseDevice, info.ScheduledTime, info.StartedTime, end)
 	p.rec.slot(w.part, start.Sub(tq))
-	return &proving{part: w.part, report: worker.DeviceReport{Device: dev.Name(), Start: start, Queue: start.Sub(tq), Busy: d}}, nil
+	return &proving{part: w.part, report: activities.DeviceReport{Device: dev.Name(), Start: start, Queue: start.Sub(tq), Busy: d}}, nil
 }
 
 // Finish sleeps a modelled finalize. The proof it returns is a marker,
 // not a proof: Store of the simulation stores nothing.
-func (p *Phases) Finish(ctx context.Context, pr worker.Proving) ([]byte, time.Duration, error) {
+func (p *Phases) Finish(ctx context.Context, pr activities.Proving) ([]byte, time.Duration, error) {
 	w := pr.(*proving)
 	started := time.Now() // the host's finalize-slot wait counts as queueing
 	d := p.draw.draw(p.model.FinalizeMS)
@@ -177,9 +177,9 @@ func (p *Phases) Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutpu
 var errNoSpill = errors.New("sim: a simulated witness cannot be spilled")
 
 // Spill is refused: the simulation models same-host affinity only.
-func (p *Phases) Spill(worker.Solved) ([]byte, error) { return nil, errNoSpill }
+func (p *Phases) Spill(activities.Solved) ([]byte, error) { return nil, errNoSpill }
 
 // Unspill is refused (see Spill).
-func (p *Phases) Unspill(context.Context, job.SectorRef, int, []byte) (worker.Solved, error) {
+func (p *Phases) Unspill(context.Context, job.SectorRef, int, []byte) (activities.Solved, error) {
 	return nil, errNoSpill
 }

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/stats"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // Latency is a distribution of durations in milliseconds.
@@ -84,7 +84,7 @@ type Report struct {
 	LeftInFlight int `json:"left_in_flight"`
 }
 
-func newReport(cfg Config, rec *Recorder, hs []worker.Stats, busy time.Duration, submitted, finished time.Time, failed int) *Report {
+func newReport(cfg Config, rec *Recorder, hs []activities.Stats, busy time.Duration, submitted, finished time.Time, failed int) *Report {
 	r := &Report{Workers: cfg.Workers, DevicesPerWorker: cfg.DevicesPerWorker, Devices: cfg.Workers * cfg.DevicesPerWorker,
 		Sectors: cfg.Sectors, Budget: cfg.Budget, MaxInFlight: cfg.MaxInFlight, Model: cfg.Model.Source, Scale: cfg.Model.Scale,
 		ArrivalOrder: cfg.ArrivalOrder, QueuePartitions: max(1, cfg.QueuePartitions), Failed: failed, WallS: finished.Sub(submitted).Seconds(),

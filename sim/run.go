@@ -8,12 +8,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/stack"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // Config of one simulation run.
@@ -76,7 +76,7 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-// simulator gives worker.New the simulated devices and phases.
+// simulator gives activities.New the simulated devices and phases.
 type simulator struct {
 	cfg *Config
 	rec *Recorder
@@ -84,7 +84,7 @@ type simulator struct {
 
 func (s *simulator) Slots(id string) (*gpu.Slots, error) { return Slots(id, s.cfg.DevicesPerWorker) }
 
-func (s *simulator) Phases(id string) worker.Phases { return NewPhases(id, s.cfg.Model, s.rec) }
+func (s *simulator) Phases(id string) activities.Phases { return NewPhases(id, s.cfg.Model, s.rec) }
 
 // Run starts an embedded Temporal server (one history shard, SQLite, unless
 // Config says otherwise),
@@ -105,10 +105,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer st.Stop()
 	sim := &simulator{cfg: &cfg, rec: NewRecorder()}
-	var workers []*worker.Worker
+	var workers []*activities.Worker
 	for i := 0; i < cfg.Workers; i++ {
 		// Each host polls through its own client, as separate hosts do.
-		w, err := st.AddWorker(ctx, worker.Config{ID: fmt.Sprintf("sim%02d", i), PartitionWorkers: cfg.Budget,
+		w, err := st.AddWorker(ctx, activities.Config{ID: fmt.Sprintf("sim%02d", i), PartitionWorkers: cfg.Budget,
 			DrainTimeout: time.Second, Sim: sim, ArrivalOrder: cfg.ArrivalOrder, Log: cfg.Log}, true)
 		if err != nil {
 			return nil, fmt.Errorf("sim worker %d: %w", i, err)
@@ -149,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			failed++
 		}
 	}
-	var hs []worker.Stats
+	var hs []activities.Stats
 	busy := time.Duration(0)
 	for _, w := range workers {
 		st := w.Stats()

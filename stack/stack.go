@@ -1,6 +1,6 @@
 // Package stack assembles c2flow's embedded stack in one process: the
 // Temporal server (package devstack), S3-compatible storage (versitygw,
-// or an external S3) and worker hosts (package worker). `c2flow dev`,
+// or an external S3) and worker hosts (package activities). `c2flow dev`,
 // `demo`, `bench batch` and the simulation all run it from here, so they
 // start and stop the same way: workers first (they finish or hand back
 // their work), then clients, Temporal and, last, S3.
@@ -22,10 +22,10 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3server"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // Embedded S3 credentials: the server listens on loopback only and is the
@@ -77,7 +77,7 @@ type Stack struct {
 }
 
 type running struct {
-	w      *worker.Worker
+	w      *activities.Worker
 	client client.Client // its own client; nil: the stack's
 	cancel context.CancelFunc
 	done   chan error
@@ -211,7 +211,7 @@ func (s *Stack) Dial(ctx context.Context) (client.Client, error) {
 // ends). With ownClient it polls through a client of its own, as a
 // separate host would (the simulation's hosts); else through the
 // stack's.
-func (s *Stack) AddWorker(ctx context.Context, cfg worker.Config, ownClient bool) (*worker.Worker, error) {
+func (s *Stack) AddWorker(ctx context.Context, cfg activities.Config, ownClient bool) (*activities.Worker, error) {
 	c := s.Client
 	r := &running{done: make(chan error, 1)}
 	if ownClient {
@@ -222,7 +222,7 @@ func (s *Stack) AddWorker(ctx context.Context, cfg worker.Config, ownClient bool
 		r.client = c
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w, err := worker.New(wctx, c, s.Store, cfg)
+	w, err := activities.New(wctx, c, s.Store, cfg)
 	if err != nil {
 		cancel()
 		if r.client != nil {

@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/bench"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
@@ -19,7 +20,6 @@ import (
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/stats"
 	"github.com/c2flow/c2flow/storage"
-	"github.com/c2flow/c2flow/worker"
 )
 
 func runBenchBatch(ctx context.Context, args []string) error {
@@ -98,7 +98,7 @@ func runBenchBatch(ctx context.Context, args []string) error {
 	var (
 		c     client.Client
 		store *storage.Store
-		wk    *worker.Worker
+		wk    *activities.Worker
 	)
 	if *external {
 		cfg.Stack = tf.Address

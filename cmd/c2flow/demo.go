@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
@@ -18,7 +19,6 @@ import (
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // runDemo is `c2flow demo` (README command one): one batch of
@@ -287,7 +287,7 @@ func verifyStored(ctx context.Context, store *storage.Store, keys *params.Keys, 
 	return prover.VerifyC2(keys.VK, c1.Statement(), c2)
 }
 
-func summary(res job.BatchResult, wall time.Duration, ws worker.Stats) {
+func summary(res job.BatchResult, wall time.Duration, ws activities.Stats) {
 	fmt.Printf("\nbatch: %d sectors in %v: %.2f s/proof\n", len(res.Sectors), wall.Round(time.Millisecond), wall.Seconds()/float64(len(res.Sectors)))
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "sector\tpartition\tsynth ms\tqueue ms\tdevice ms\tfinalize ms\tsyntheses\t")

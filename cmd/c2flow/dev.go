@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/devstack"
@@ -22,14 +23,13 @@ import (
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/stack"
 	"github.com/c2flow/c2flow/storage"
-	"github.com/c2flow/c2flow/worker"
 )
 
 // devStack is the embedded default: Temporal (SQLite), S3-compatible
 // storage (versitygw) and one worker, in this process (package stack).
 type devStack struct {
 	*stack.Stack
-	worker *worker.Worker
+	worker *activities.Worker
 }
 
 type devFlags struct {
@@ -39,7 +39,7 @@ type devFlags struct {
 	external bool
 	s3       cliflags.S3
 	tf       cliflags.Temporal
-	hostCfg  func() (worker.Config, error)
+	hostCfg  func() (activities.Config, error)
 	logFlags cliflags.Log
 	tls      func() (*devstack.TLS, error) // the frontend's mTLS (tlsflags.go); nil: plaintext
 	// filecoinParams overrides the worker's --filecoin-params (the

@@ -17,9 +17,9 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/metrics"
-	"github.com/c2flow/c2flow/worker"
 )
 
 func main() {
@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := worker.New(ctx, c, store, hc)
+	w, err := activities.New(ctx, c, store, hc)
 	if err != nil {
 		return err
 	}

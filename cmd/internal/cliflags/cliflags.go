@@ -18,10 +18,10 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/stack"
 	"github.com/c2flow/c2flow/storage"
-	"github.com/c2flow/c2flow/worker"
 )
 
 func env(name, def string) string {
@@ -209,8 +209,8 @@ func (l *Log) handler(w io.Writer, lv slog.Level) (slog.Handler, error) {
 
 // AddHost registers the worker's flags and returns a function building
 // the configuration after parsing.
-func AddHost(fs *flag.FlagSet) (func() (worker.Config, error), error) {
-	var c worker.Config
+func AddHost(fs *flag.FlagSet) (func() (activities.Config, error), error) {
+	var c activities.Config
 	roles := fs.String("roles", "workflow,prove", "comma-separated roles: workflow (workflows, C1 validation, C2 storage), prove (synthesis, device phase, finalize on this host), synth (synthesis only, witnesses spilled), device (device phase and finalize of spilled witnesses)")
 	fs.StringVar(&c.Spill, "spill", "", "where roles synth and device pass witnesses: dir:PATH (a disk every such host mounts) or s3 (the artifact store)")
 	profiles := fs.String("profiles", "32KiB", "profiles whose keys are loaded at start (they size --memory-budget)")
@@ -223,7 +223,7 @@ func AddHost(fs *flag.FlagSet) (func() (worker.Config, error), error) {
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
 	var dv Devices
 	dv.Add(fs)
-	return func() (worker.Config, error) {
+	return func() (activities.Config, error) {
 		// 0 or less would admit no partition (or, in places, mean "no
 		// limit"): refused rather than guessed.
 		if c.PartitionWorkers < 1 {

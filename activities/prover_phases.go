@@ -1,4 +1,4 @@
-package worker
+package activities
 
 import (
 	"context"
