@@ -24,6 +24,7 @@ import (
 
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/devstack"
+	"github.com/c2flow/c2flow/internal/sdklog"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3server"
 )
@@ -199,7 +200,7 @@ func portFree(addr string) error {
 // own in-process client identity (devstack.Server.ClientTLS).
 func (s *Stack) Dial(ctx context.Context) (client.Client, error) {
 	c, err := client.DialContext(ctx, client.Options{HostPort: s.addr, Namespace: s.ns,
-		Logger:            tlog.NewStructuredLogger(slog.New(SDKLog(s.log.Handler()))),
+		Logger:            tlog.NewStructuredLogger(slog.New(sdklog.Handler(s.log.Handler()))),
 		ConnectionOptions: client.ConnectionOptions{TLS: s.tls}}) // nil unless the frontend serves mTLS
 	if err != nil {
 		return nil, fmt.Errorf("temporal at %s: %w", s.addr, err)
@@ -275,46 +276,4 @@ func (s *Stack) Stop() {
 		s.s3cancel()
 		<-s.s3done
 	}
-}
-
-// SDKLog is the handler the Temporal SDK logs through: warnings and
-// errors only (the SDK is chatty at info), less the warning about a
-// throttled heartbeat flushed after its activity was canceled (nothing is
-// wrong then).
-func SDKLog(h slog.Handler) slog.Handler { return levelFilter{h, slog.LevelWarn} }
-
-// levelFilter drops records below a level.
-type levelFilter struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (l levelFilter) Enabled(ctx context.Context, lv slog.Level) bool {
-	return lv >= l.min && l.Handler.Enabled(ctx, lv)
-}
-
-// Handle drops the SDK's warning about a throttled heartbeat flushed after
-// its activity completed: nothing is wrong then.
-func (l levelFilter) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == "RecordActivityHeartbeat with error" {
-		canceled := false
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "Error" && strings.Contains(a.Value.String(), "context canceled") {
-				canceled = true
-			}
-			return !canceled
-		})
-		if canceled {
-			return nil
-		}
-	}
-	return l.Handler.Handle(ctx, r)
-}
-
-func (l levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
-	return levelFilter{l.Handler.WithAttrs(a), l.min}
-}
-
-func (l levelFilter) WithGroup(n string) slog.Handler {
-	return levelFilter{l.Handler.WithGroup(n), l.min}
 }

@@ -20,7 +20,7 @@ import (
 
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/filecoin/c2"
-	"github.com/c2flow/c2flow/stack"
+	"github.com/c2flow/c2flow/internal/sdklog"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -50,7 +50,7 @@ func (t *Temporal) Add(fs *flag.FlagSet) {
 // *TLSError.
 func (t *Temporal) Dial(ctx context.Context, log *slog.Logger, mh ...client.MetricsHandler) (client.Client, error) {
 	o := client.Options{HostPort: t.Address, Namespace: t.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(stack.SDKLog(log.Handler())))}
+		Logger: tlog.NewStructuredLogger(slog.New(sdklog.Handler(log.Handler())))}
 	if len(mh) > 0 && mh[0] != nil {
 		o.MetricsHandler = mh[0]
 	}
