@@ -322,6 +322,20 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 	if err := h.pause(ctx, "synth"); err != nil {
 		return job.SynthOutput{}, err
 	}
+	// The partition's own share of the budget, before its memory is used.
+	n, err := h.Phases.PartitionBytes(ctx, in.SectorRef)
+	if err != nil {
+		return job.SynthOutput{}, err
+	}
+	if err := h.Budget.Acquire(ctx, n); err != nil {
+		return job.SynthOutput{}, fmt.Errorf("synthesize %d/%d: %w", in.SectorID, in.Partition, err)
+	}
+	held := false
+	defer func() {
+		if !held {
+			h.Budget.Giveback(n)
+		}
+	}()
 	s, err := async(ctx, func() (Solved, error) { return h.Phases.Synthesize(ctx, in.SectorRef, in.Partition) }, nil)
 	if err != nil {
 		return job.SynthOutput{}, err
@@ -330,13 +344,16 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 	// the simulation's model read it).
 	h.Log.Info("SYNTH_END", "partition", s.Partition(), "bytes", s.Bytes(), "synth_ms", s.SynthTime().Milliseconds())
 	if h.spillOut {
-		return h.spillWitness(ctx, in, s)
+		out, err := h.spillWitness(ctx, in, s, n)
+		held = err == nil
+		return out, err
 	}
-	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: s.Bytes()}
+	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: n}
 	if in.ClaimWithin > 0 {
 		w.dropAt = time.Now().Add(claimDeadline(in.ClaimWithin))
 	}
 	h.Budget.Hold(w.bytes)
+	held = true
 	handle := h.ws.put(w)
 	h.count(func(st *HostStats) { st.Syntheses++ })
 	h.phase("synth", s.SynthTime())
@@ -347,7 +364,7 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 // stays in this host's budget until the workflow releases it (the device
 // host has loaded it, or the partition failed): a synthesis host cannot
 // outrun the device hosts, whatever the spill's capacity.
-func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved) (job.SynthOutput, error) {
+func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n int64) (job.SynthOutput, error) {
 	t0 := time.Now()
 	data, err := h.Phases.Spill(s)
 	if err != nil {
@@ -357,7 +374,7 @@ func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved) (j
 	if err := h.spill.Put(ctx, key, data); err != nil {
 		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
 	}
-	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: s.Bytes(), spill: key}
+	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: n, spill: key}
 	h.Budget.Hold(w.bytes)
 	handle := h.ws.put(w)
 	h.count(func(st *HostStats) { st.Syntheses++; st.Spilled++ })

@@ -8,24 +8,40 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 )
 
-// Budget is a host's memory backpressure: at most Max synthesized
-// partitions in flight, counting syntheses running and witnesses waiting
-// for (or in) the device phase. It is the slot supplier of the host's
-// synthesis worker, so when the budget is full ReserveSlot blocks, the
-// worker stops polling and other hosts take the work. A witness's permit is
-// held until the device phase has freed its a, b, c vectors (cuzk's
-// semaphore fix), not merely until synthesis returns.
+// Budget is a host's memory backpressure: what the syntheses running and
+// the witnesses waiting for (or in) the device phase may hold at once. It
+// counts partitions (NewBudget: --partition-workers N) or bytes
+// (NewByteBudget: --memory-budget, each partition its own PartitionBytes).
+// It is the slot supplier of the host's synthesis worker, so when the
+// budget is full ReserveSlot blocks, the worker stops polling and other
+// hosts take the work. A witness's share is held until the device phase
+// has freed its a, b, c vectors (cuzk's semaphore fix), not merely until
+// synthesis returns.
+//
+// A reservation is made before the task, and so its size, is known: it is
+// admitted while what is in use, what waiting syntheses asked for, and the
+// floor (the smallest partition the host serves) for every reservation not
+// yet sized, fit. The synthesis then asks for its partition's own size
+// (Acquire), waiting while it does not fit; once it waits, its size is
+// counted and no smaller reservation overtakes it.
 type Budget struct {
-	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every release
-	max        int
-	reserved   int // slots reserved by the poller (running or polling)
-	running    int // slots executing a synthesis
-	held       int // witnesses in memory
-	converting int // running syntheses turned into held witnesses, slot not yet released
-	peak       int // max of running + held
-	heldBytes  int64
-	frozen     bool // no new reservations (fault tests)
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every release
+	bytes   bool          // units are bytes (else partitions)
+	max     int64         // units
+	floor   int64         // units a reservation not yet sized counts for
+	used    int64         // units acquired by running syntheses and held by witnesses
+	waiting int64         // units asked by syntheses waiting in Acquire
+	// reserved counts slots reserved by the poller (running or polling);
+	// sized those whose synthesis called Acquire and has not yet held or
+	// given back.
+	reserved, sized int
+	running         int // slots executing a synthesis
+	held            int // witnesses in memory
+	converting      int // running syntheses turned into held witnesses, slot not yet released
+	peak            int // max of running + held
+	heldBytes       int64
+	frozen          bool // no new reservations (fault tests)
 }
 
 // freeze stops all new reservations: the host takes no more synthesis.
@@ -40,16 +56,32 @@ func NewBudget(max int) (*Budget, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("partition budget must be at least 1, got %d", max)
 	}
-	return &Budget{max: max, changed: make(chan struct{})}, nil
+	return &Budget{max: int64(max), floor: 1, changed: make(chan struct{})}, nil
+}
+
+// NewByteBudget returns a budget of max bytes for partitions of at least
+// floor bytes each (the smallest the host serves), so at most max/floor
+// syntheses are polled for at once.
+func NewByteBudget(max, floor int64) (*Budget, error) {
+	if floor < 1 || max < floor {
+		return nil, fmt.Errorf("memory budget of %d bytes is smaller than the smallest partition served (%d bytes)", max, floor)
+	}
+	return &Budget{bytes: true, max: max, floor: floor, changed: make(chan struct{})}, nil
 }
 
 var _ sdkworker.SlotSupplier = (*Budget)(nil)
+
+// admitsLocked says whether one more reservation fits.
+func (b *Budget) admitsLocked() bool {
+	unsized := int64(b.reserved - b.sized - b.converting)
+	return !b.frozen && b.used+b.waiting+(unsized+1)*b.floor <= b.max
+}
 
 // ReserveSlot implements sdkworker.SlotSupplier: it blocks while the budget is full.
 func (b *Budget) ReserveSlot(ctx context.Context, _ sdkworker.SlotReservationInfo) (*sdkworker.SlotPermit, error) {
 	for {
 		b.mu.Lock()
-		if !b.frozen && b.reserved+b.held < b.max {
+		if b.admitsLocked() {
 			b.reserved++
 			b.mu.Unlock()
 			return &sdkworker.SlotPermit{}, nil
@@ -68,7 +100,7 @@ func (b *Budget) ReserveSlot(ctx context.Context, _ sdkworker.SlotReservationInf
 func (b *Budget) TryReserveSlot(sdkworker.SlotReservationInfo) *sdkworker.SlotPermit {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.frozen && b.reserved+b.held < b.max {
+	if b.admitsLocked() {
 		b.reserved++
 		return &sdkworker.SlotPermit{}
 	}
@@ -99,13 +131,67 @@ func (b *Budget) ReleaseSlot(info sdkworker.SlotReleaseInfo) {
 	b.mu.Unlock()
 }
 
-// MaxSlots implements sdkworker.SlotSupplier.
-func (b *Budget) MaxSlots() int { return b.max }
+// MaxSlots implements sdkworker.SlotSupplier: the most syntheses polled
+// for at once, max partitions or max/floor.
+func (b *Budget) MaxSlots() int { return int(b.max / b.floor) }
 
-// Hold turns a running synthesis into a held witness of n bytes; it must
-// be called from the synthesis activity, before it returns.
+// units is what a partition of n bytes counts for.
+func (b *Budget) units(n int64) int64 {
+	if b.bytes {
+		return n
+	}
+	return 1
+}
+
+// Acquire takes a synthesizing partition's share, n bytes (one partition
+// of a partition budget), from within the synthesis activity, waiting
+// while it does not fit. A partition larger than the whole budget is an
+// error: this host can never synthesize it. Every Acquire ends in Hold or
+// Giveback.
+func (b *Budget) Acquire(ctx context.Context, n int64) error {
+	u := b.units(n)
+	if u > b.max {
+		return fmt.Errorf("a partition of %d bytes exceeds this host's memory budget of %d bytes", n, b.max)
+	}
+	b.mu.Lock()
+	b.sized++
+	b.waiting += u
+	for b.used+u > b.max {
+		ch := b.changed
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			b.mu.Lock()
+			b.waiting -= u
+			b.sized--
+			b.notifyLocked()
+			b.mu.Unlock()
+			return fmt.Errorf("waiting for %d bytes of the memory budget: %w", n, ctx.Err())
+		}
+		b.mu.Lock()
+	}
+	b.waiting -= u
+	b.used += u
+	b.mu.Unlock()
+	return nil
+}
+
+// Giveback returns an Acquire's share when the synthesis failed.
+func (b *Budget) Giveback(n int64) {
+	b.mu.Lock()
+	b.used -= b.units(n)
+	b.sized--
+	b.notifyLocked()
+	b.mu.Unlock()
+}
+
+// Hold turns a running synthesis, whose Acquire took n bytes, into a held
+// witness; it must be called from the synthesis activity, before it
+// returns.
 func (b *Budget) Hold(n int64) {
 	b.mu.Lock()
+	b.sized--
 	b.running--
 	b.converting++
 	b.held++
@@ -114,9 +200,10 @@ func (b *Budget) Hold(n int64) {
 	b.mu.Unlock()
 }
 
-// Free frees a held witness's permit (once per Hold).
+// Free frees a held witness's share (once per Hold, with its n).
 func (b *Budget) Free(n int64) {
 	b.mu.Lock()
+	b.used -= b.units(n)
 	b.held--
 	b.heldBytes -= n
 	b.notifyLocked()
@@ -130,7 +217,10 @@ func (b *Budget) notifyLocked() {
 
 // BudgetStats is a snapshot of a budget.
 type BudgetStats struct {
+	// Max is the most partitions in flight (max/floor for a byte budget);
+	// MaxBytes the byte budget (0 for a partition budget).
 	Max       int   `json:"max"`
+	MaxBytes  int64 `json:"max_bytes,omitempty"`
 	Running   int   `json:"running"`
 	Held      int   `json:"held"`
 	InFlight  int   `json:"in_flight"`
@@ -143,5 +233,9 @@ type BudgetStats struct {
 func (b *Budget) Stats() BudgetStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return BudgetStats{Max: b.max, Running: b.running, Held: b.held, InFlight: b.running + b.held, Peak: b.peak, HeldBytes: b.heldBytes}
+	s := BudgetStats{Max: b.MaxSlots(), Running: b.running, Held: b.held, InFlight: b.running + b.held, Peak: b.peak, HeldBytes: b.heldBytes}
+	if b.bytes {
+		s.MaxBytes = b.max
+	}
+	return s
 }

@@ -18,6 +18,9 @@ type Phases interface {
 	// Check reads a sector's C1 and verifies it natively; a bad C1 is a
 	// non-retryable job.ErrBadC1.
 	Check(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error)
+	// PartitionBytes is what a synthesized partition of the sector holds
+	// (the budget's share, asked before synthesis).
+	PartitionBytes(ctx context.Context, ref job.SectorRef) (int64, error)
 	// Synthesize solves partition k of the sector into its witness.
 	Synthesize(ctx context.Context, ref job.SectorRef, k int) (Solved, error)
 	// Device runs the device phase of s on one of slots, waiting for a slot

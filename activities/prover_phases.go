@@ -167,6 +167,26 @@ func (p *proving) Report() DeviceReport {
 	return DeviceReport{Device: p.pt.Device, Start: p.pt.DeviceStart, Queue: p.pt.QueueTime, Busy: p.pt.DeviceTime}
 }
 
+// PartitionBytes implements Phases: from the circuit of the proof the
+// sector's identity names (its C1 is decoded only when the identity names
+// none).
+func (p *ProverPhases) PartitionBytes(ctx context.Context, ref job.SectorRef) (int64, error) {
+	if ref.Profile != "" {
+		if sc, err := p.Schemes.For(ref.Profile); err == nil {
+			c, err := sc.Circuit(ctx, ref.Profile)
+			if err != nil {
+				return 0, noKeys(err)
+			}
+			return c.PartitionBytes(), nil
+		}
+	}
+	_, c, err := p.sectorCircuit(ctx, ref)
+	if err != nil {
+		return 0, err
+	}
+	return c.PartitionBytes(), nil
+}
+
 // Synthesize implements Phases.
 func (p *ProverPhases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (Solved, error) {
 	s, c, err := p.sectorCircuit(ctx, ref)

@@ -186,23 +186,22 @@ func newHost(ctx context.Context, store *storage.Store, cfg *Config) (*Host, err
 		return nil, err
 	}
 	var phases Phases
-	budgetN := cfg.PartitionWorkers
+	var budget *Budget
 	if cfg.Sim != nil {
 		phases = cfg.Sim.Phases(cfg.ID)
+		if budget, err = NewBudget(max(cfg.PartitionWorkers, 1)); err != nil {
+			return nil, err
+		}
 	} else {
 		schemes := scheme.Set{
 			testscheme.New(params.Cache{Local: params.DirStore{Root: cfg.ParamsDir}, Remote: store},
 				testscheme.WithEarlyG2(cfg.EarlyG2), testscheme.WithLogger(cfg.Log)),
 			c2.New(filecoinParams(cfg, store), cfg.Log),
 		}
-		if budgetN, err = budgetFor(ctx, schemes, cfg); err != nil {
+		if budget, err = budgetFor(ctx, schemes, cfg); err != nil {
 			return nil, err
 		}
 		phases = &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize}
-	}
-	budget, err := NewBudget(max(budgetN, 1))
-	if err != nil {
-		return nil, err
 	}
 	h := NewHost(cfg.ID, phases, slots, budget, cfg.Log)
 	h.Hooks, h.Metrics, h.ArrivalOrder = cfg.Hooks, cfg.Metrics, cfg.ArrivalOrder
@@ -225,36 +224,41 @@ func filecoinParams(cfg *Config, store *storage.Store) c2.Params {
 }
 
 // budgetFor loads the configured profiles' keys (a missing key is a
-// startup error, not a failed partition later) and returns the partition
-// budget: PartitionWorkers, or MemoryBudget over the largest profile's
-// partition memory.
-func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (int, error) {
-	var largest int64
+// startup error, not a failed partition later) and returns the host's
+// budget: PartitionWorkers partitions, or MemoryBudget bytes, each
+// partition counted at its own PartitionBytes, a reservation not yet
+// sized at the smallest configured profile's. A configured profile whose
+// partition exceeds the whole budget is refused.
+func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (*Budget, error) {
+	var largest, smallest int64
 	var largestName string
 	for _, name := range cfg.Profiles {
 		sc, err := schemes.For(name)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		c, err := sc.Circuit(ctx, name)
 		if err != nil {
-			return 0, fmt.Errorf("profile %s: %w", name, err)
+			return nil, fmt.Errorf("profile %s: %w", name, err)
 		}
-		if b := c.PartitionBytes(); b > largest {
+		b := c.PartitionBytes()
+		if b > largest {
 			largest, largestName = b, name
+		}
+		if smallest == 0 || b < smallest {
+			smallest = b
 		}
 	}
 	if cfg.MemoryBudget <= 0 {
-		return cfg.PartitionWorkers, nil
+		return NewBudget(max(cfg.PartitionWorkers, 1))
 	}
 	if largest == 0 {
-		return 0, errors.New("--memory-budget needs --profiles to size a partition")
+		return nil, errors.New("--memory-budget needs --profiles to size a partition")
 	}
-	n := int(cfg.MemoryBudget / largest)
-	if n < 1 {
-		return 0, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes): nothing could ever be synthesized", cfg.MemoryBudget, largestName, largest)
+	if cfg.MemoryBudget < largest {
+		return nil, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes): nothing could ever be synthesized", cfg.MemoryBudget, largestName, largest)
 	}
-	return n, nil
+	return NewByteBudget(cfg.MemoryBudget, smallest)
 }
 
 func (w *Worker) deviceNames() []string {

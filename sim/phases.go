@@ -108,6 +108,11 @@ type proving struct {
 func (p *proving) Partition() string               { return fmt.Sprintf("%d/%d", p.part.sector, p.part.partition) }
 func (p *proving) Report() activities.DeviceReport { return p.report }
 
+// PartitionBytes is the model's witness size.
+func (p *Phases) PartitionBytes(context.Context, job.SectorRef) (int64, error) {
+	return p.model.WitnessBytes, nil
+}
+
 // Synthesize sleeps a modelled synthesis.
 func (p *Phases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (activities.Solved, error) {
 	info := activity.GetInfo(ctx)

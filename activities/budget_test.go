@@ -1,0 +1,145 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	sdkworker "go.temporal.io/sdk/worker"
+)
+
+// The partition sizes of the example: a 2KiB Filecoin partition
+// (Solution.Bytes 343,987,072 B, reserved 352,375,680 B) and a 32GiB one
+// (15.54 GiB).
+const (
+	bytes2KiB  = 352_375_680
+	bytes32GiB = 16_686_000_000
+)
+
+// reserve takes a poller's slot as the SDK does, without waiting.
+func reserve(t *testing.T, b *Budget) (*sdkworker.SlotPermit, bool) {
+	t.Helper()
+	p := b.TryReserveSlot(nil)
+	if p == nil {
+		return nil, false
+	}
+	b.MarkSlotUsed(markInfo{p: p})
+	return p, true
+}
+
+// markInfo and releaseInfo carry a permit as the SDK's do.
+type markInfo struct {
+	sdkworker.SlotMarkUsedInfo
+	p *sdkworker.SlotPermit
+}
+
+func (m markInfo) Permit() *sdkworker.SlotPermit { return m.p }
+
+type releaseInfo struct {
+	sdkworker.SlotReleaseInfo
+	p *sdkworker.SlotPermit
+}
+
+func (r releaseInfo) Permit() *sdkworker.SlotPermit { return r.p }
+
+// A host whose byte budget fits one 32GiB-sized partition admits many 2KiB
+// partitions at once (as many as their bytes fit, not one), and never two
+// 32GiB-sized ones: the second waits until the first's witness is freed,
+// and while it waits no 2KiB reservation overtakes it.
+func TestByteBudgetMixedSizes(t *testing.T) {
+	ctx := context.Background()
+	budget := int64(bytes32GiB + bytes2KiB) // one 32GiB partition and one 2KiB one
+	b, err := NewByteBudget(budget, bytes2KiB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2KiB partitions: reserve, acquire, hold until nothing more fits.
+	var small int
+	for {
+		p, ok := reserve(t, b)
+		if !ok {
+			break
+		}
+		if err := b.Acquire(ctx, bytes2KiB); err != nil {
+			t.Fatal(err)
+		}
+		b.Hold(bytes2KiB)
+		b.ReleaseSlot(releaseInfo{p: p})
+		small++
+	}
+	t.Logf("a budget of %d bytes: %d 2KiB partitions held at once, or one 32GiB-sized one", budget, small)
+	if want := int(budget / bytes2KiB); small != want {
+		t.Fatalf("%d 2KiB partitions admitted at once, want %d (the bytes of the budget)", small, want)
+	}
+	if s := b.Stats(); s.Held != small || s.MaxBytes != budget {
+		t.Fatalf("stats %+v", s)
+	}
+	for range small {
+		b.Free(bytes2KiB)
+	}
+
+	// One 32GiB-sized partition fits; a second one waits for it.
+	p1, ok := reserve(t, b)
+	if !ok {
+		t.Fatal("no slot for the first 32GiB partition")
+	}
+	if err := b.Acquire(ctx, bytes32GiB); err != nil {
+		t.Fatal(err)
+	}
+	b.Hold(bytes32GiB)
+	b.ReleaseSlot(releaseInfo{p: p1})
+	p2, ok := reserve(t, b)
+	if !ok {
+		t.Fatal("no reservation while a 2KiB partition's bytes are free")
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := b.Acquire(short, bytes32GiB); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second 32GiB partition while the first is held: %v, want a wait", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Acquire(ctx, bytes32GiB) }()
+	time.Sleep(50 * time.Millisecond)
+	if _, ok := reserve(t, b); ok {
+		t.Fatal("a reservation overtook the waiting 32GiB partition")
+	}
+	b.Free(bytes32GiB) // the first one's device phase freed its witness
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second 32GiB partition was not admitted once the first was freed")
+	}
+	b.Giveback(bytes32GiB)
+	b.ReleaseSlot(releaseInfo{p: p2})
+
+	// A partition larger than the whole budget is refused at once.
+	if err := b.Acquire(ctx, 2*budget); err == nil {
+		t.Fatal("a partition larger than the budget was admitted")
+	}
+	if s := b.Stats(); s.InFlight != 0 || s.HeldBytes != 0 {
+		t.Fatalf("stats after everything was freed: %+v", s)
+	}
+}
+
+// A partition budget counts partitions whatever their size, as before.
+func TestPartitionBudgetCounts(t *testing.T) {
+	b, err := NewBudget(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, ok := reserve(t, b); !ok {
+			t.Fatal("slot refused under the budget")
+		}
+		if err := b.Acquire(context.Background(), bytes32GiB); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := reserve(t, b); ok {
+		t.Fatal("a third partition admitted by a budget of 2")
+	}
+}
