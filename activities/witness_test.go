@@ -38,6 +38,8 @@ func (fakePhases) Synthesize(_ context.Context, _ job.SectorRef, k int) (Solved,
 	return fakeSolved{k}, nil
 }
 
+func (fakePhases) PartitionBytes(context.Context, job.SectorRef) (int64, error) { return 1 << 20, nil }
+
 func (fakePhases) Device(_ context.Context, s Solved, _ *gpu.Slots, _ gpu.Order, onFreed func()) (Proving, error) {
 	onFreed()
 	return fakeProving{s.(fakeSolved)}, nil
