@@ -27,6 +27,8 @@ type ProverPhases struct {
 	// FaultyFinalize corrupts every proof before its verification (tests
 	// of the no-invalid-proof guarantee; see Hooks).
 	FaultyFinalize bool
+	// Sectors, if set, keeps decoded sectors across the phases.
+	Sectors *SectorCache
 }
 
 var _ Phases = (*ProverPhases)(nil)
@@ -46,35 +48,44 @@ func isAppError(err error, typ string) bool {
 // missing object or an unreachable store is a retryable storage error
 // naming the key: a wrong configuration is not bad input.
 func (p *ProverPhases) sector(ctx context.Context, ref job.SectorRef) (scheme.Sector, error) {
+	if p.Sectors == nil {
+		s, _, err := p.decode(ctx, ref)
+		return s, err
+	}
+	return p.Sectors.Get(ctx, ref.Identity(), func() (scheme.Sector, int64, error) { return p.decode(ctx, ref) })
+}
+
+// decode is sector without the cache; it returns the C1's size too.
+func (p *ProverPhases) decode(ctx context.Context, ref job.SectorRef) (scheme.Sector, int64, error) {
 	sc, err := p.Schemes.For(ref.Profile)
 	if err != nil {
-		return nil, badC1(ref, fmt.Errorf("declared proof: %w", err))
+		return nil, 0, badC1(ref, fmt.Errorf("declared proof: %w", err))
 	}
 	// Bounded memory whoever wrote the object: its size is checked against
 	// the declared proof's bound before a byte is read.
 	limit, err := sc.MaxC1Bytes(ref.Profile)
 	if err != nil {
-		return nil, badC1(ref, fmt.Errorf("declared proof: %w", err))
+		return nil, 0, badC1(ref, fmt.Errorf("declared proof: %w", err))
 	}
 	size, err := p.Artifacts.Size(ctx, storage.C1Key(ref.Identity()))
 	if err != nil {
-		return nil, fmt.Errorf("%s: read C1: %w", ref, err)
+		return nil, 0, fmt.Errorf("%s: read C1: %w", ref, err)
 	}
 	if size > limit {
-		return nil, badC1(ref, fmt.Errorf("(file): the object has %d bytes, a %s C1 at most %d", size, ref.Profile, limit))
+		return nil, 0, badC1(ref, fmt.Errorf("(file): the object has %d bytes, a %s C1 at most %d", size, ref.Profile, limit))
 	}
 	raw, err := p.Artifacts.GetC1(ctx, ref.Identity(), ref.C1Digest)
 	switch {
 	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
-		return nil, badC1(ref, err)
+		return nil, 0, badC1(ref, err)
 	case err != nil:
-		return nil, fmt.Errorf("%s: read C1: %w", ref, err)
+		return nil, 0, fmt.Errorf("%s: read C1: %w", ref, err)
 	}
 	s, err := sc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
 	if err != nil {
-		return nil, badC1(ref, err)
+		return nil, 0, badC1(ref, err)
 	}
-	return s, nil
+	return s, int64(len(raw)), nil
 }
 
 // circuit returns the circuit of a sector's proof; missing keys are a

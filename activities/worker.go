@@ -41,14 +41,18 @@ type Config struct {
 	Roles    []string // empty: all
 	Profiles []string // keys loaded at start; sizes the memory budget
 	// PartitionWorkers is the partition budget; MemoryBudget (bytes), when
-	// set, derives it from the largest profile's synthesis memory instead.
+	// set, is a byte budget instead, each partition counted at its own
+	// synthesis memory.
 	PartitionWorkers int
 	MemoryBudget     int64
-	Backend          string // cpu (default) or cuda (a build with -tags cuda)
-	Devices          []int  // cuda: device indices (empty: all visible)
-	CPUDevices       int    // cpu: pseudo-devices sharing the cores
-	FinalizeSlots    int    // concurrent finalizes (0: one per device)
-	EarlyG2          bool
+	// SectorCache bounds the decoded sectors kept across phases, in bytes
+	// of C1 (0: DefaultSectorCache; negative: none).
+	SectorCache   int64
+	Backend       string // cpu (default) or cuda (a build with -tags cuda)
+	Devices       []int  // cuda: device indices (empty: all visible)
+	CPUDevices    int    // cpu: pseudo-devices sharing the cores
+	FinalizeSlots int    // concurrent finalizes (0: one per device)
+	EarlyG2       bool
 	// DeviceMemory caps each cuda device's memory use (gpu.WithDeviceMemory).
 	DeviceMemory int64
 	WitnessTTL   time.Duration    // idle witnesses are dropped after it (0: 15m)
@@ -81,6 +85,10 @@ type Simulator interface {
 	Phases(id string) Phases
 }
 
+// DefaultSectorCache is a host's default bound on decoded sectors kept:
+// six sparse 32GiB C1s of 38.6 MB.
+const DefaultSectorCache = 256 << 20
+
 // Stats is what a worker process reports about itself.
 type Stats struct {
 	ID      string                   `json:"id"`
@@ -88,6 +96,7 @@ type Stats struct {
 	Devices []string                 `json:"devices"`
 	Budget  BudgetStats              `json:"budget"`
 	Host    HostStats                `json:"host"`
+	Sectors SectorCacheStats         `json:"sector_cache"`
 	Busy    map[string]time.Duration `json:"device_busy"`
 	// Quarantined devices and the error that took each out.
 	Quarantined map[string]string `json:"quarantined,omitempty"`
@@ -201,7 +210,14 @@ func newHost(ctx context.Context, store *storage.Store, cfg *Config) (*Host, err
 		if budget, err = budgetFor(ctx, schemes, cfg); err != nil {
 			return nil, err
 		}
-		phases = &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize}
+		pp := &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize}
+		if n := cfg.SectorCache; n >= 0 {
+			if n == 0 {
+				n = DefaultSectorCache
+			}
+			pp.Sectors = NewSectorCache(n)
+		}
+		phases = pp
 	}
 	h := NewHost(cfg.ID, phases, slots, budget, cfg.Log)
 	h.Hooks, h.Metrics, h.ArrivalOrder = cfg.Hooks, cfg.Metrics, cfg.ArrivalOrder
@@ -284,7 +300,11 @@ func (w *Worker) Slots() *gpu.Slots { return w.slots }
 
 // Stats returns the worker's counters.
 func (w *Worker) Stats() Stats {
-	return Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: w.deviceNames(), Budget: w.budget.Stats(), Host: w.host.Stats(),
+	var sc SectorCacheStats
+	if pp, ok := w.host.Phases.(*ProverPhases); ok && pp.Sectors != nil {
+		sc = pp.Sectors.Stats()
+	}
+	return Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: w.deviceNames(), Budget: w.budget.Stats(), Host: w.host.Stats(), Sectors: sc,
 		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), PeakRSS: metrics.PeakRSS(), At: time.Now()}
 }
 
