@@ -44,7 +44,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := prover.New(paramstest.Keys(t, profile), nil)
+	pr, err := testscheme.NewProver(paramstest.Keys(t, profile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	h := NewHost("store-test", phases, slots, budget, slog.New(slog.DiscardHandler))
 
 	// Two proofs where partition 1's one proof belongs.
-	two, err := (&prover.C2{Profile: profile, Proofs: c2.Proofs[:2]}).MarshalBinary()
+	two, err := (&testscheme.C2{Profile: profile, Proofs: c2.Proofs[:2]}).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 
 	// A stored C2 that does not verify is not trusted: the lookup says
 	// why, and the next StoreC2 replaces it with a checked one.
-	junk, err := (&prover.C2{Profile: profile, Proofs: []*groth16bls.Proof{c2.Proofs[1], c2.Proofs[0], c2.Proofs[2], c2.Proofs[3]}}).MarshalBinary()
+	junk, err := (&testscheme.C2{Profile: profile, Proofs: []*groth16bls.Proof{c2.Proofs[1], c2.Proofs[0], c2.Proofs[2], c2.Proofs[3]}}).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := prover.New(keys, nil)
+	pr, err := testscheme.NewProver(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,15 +226,15 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 
 // partitionProofs proves c1's sector directly and returns its C2 and each
 // partition's proof as the pipeline carries it to StoreC2.
-func partitionProofs(t *testing.T, pr *prover.Prover, slots *gpu.Slots, c1 *porep.C1, profile string) (*prover.C2, [][]byte) {
+func partitionProofs(t *testing.T, pr *prover.Prover, slots *gpu.Slots, c1 *porep.C1, profile string) (*testscheme.C2, [][]byte) {
 	t.Helper()
-	c2, _, err := pr.ProveSector(context.Background(), slots, c1, nil)
+	c2, _, err := testscheme.ProveSector(context.Background(), pr, paramstest.Keys(t, profile), slots, c1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var proofs [][]byte
 	for _, p := range c2.Proofs {
-		b, err := (&prover.C2{Profile: profile, Proofs: []*groth16bls.Proof{p}}).MarshalBinary()
+		b, err := (&testscheme.C2{Profile: profile, Proofs: []*groth16bls.Proof{p}}).MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}

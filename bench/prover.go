@@ -14,9 +14,11 @@ import (
 	"github.com/consensys/gnark/frontend"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/circuit"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 )
 
 // ProverRun is one alternation: the split prover and gnark's Prove on the
@@ -43,13 +45,13 @@ type ProverReport struct {
 
 // ProverBench alternates split and gnark proves of partition 0 of c1, runs
 // times each; both proofs are verified so a fast wrong prover cannot win.
-func ProverBench(ctx context.Context, p *prover.Prover, slots *gpu.Slots, c1 *porep.C1, runs int) (*ProverReport, error) {
-	rep := &ProverReport{Profile: c1.Profile.Name, Constraints: p.Keys.CCS.GetNbConstraints(), EarlyG2: p.EarlyG2, Device: slots.Devices()[0].Name()}
+func ProverBench(ctx context.Context, p *prover.Prover, keys *params.Keys, slots *gpu.Slots, c1 *porep.C1, runs int) (*ProverReport, error) {
+	rep := &ProverReport{Profile: c1.Profile.Name, Constraints: keys.CCS.GetNbConstraints(), EarlyG2: p.EarlyG2, Device: slots.Devices()[0].Name()}
 	st := c1.Statement()
 	for i := 0; i < runs; i++ {
 		var r ProverRun
 		t0 := time.Now()
-		sol, err := p.Synthesize(ctx, c1, 0)
+		sol, err := testscheme.Synthesize(ctx, keys, c1, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +66,7 @@ func ProverBench(ctx context.Context, p *prover.Prover, slots *gpu.Slots, c1 *po
 			return nil, err
 		}
 		r.Split, r.Finalize, r.G2 = time.Since(t0), fin, pt.G2Time()
-		if err := prover.Verify(p.Keys.VK, st, 0, proof); err != nil {
+		if err := testscheme.Verify(keys.VK, st, 0, proof); err != nil {
 			return nil, fmt.Errorf("split proof: %w", err)
 		}
 
@@ -73,7 +75,7 @@ func ProverBench(ctx context.Context, p *prover.Prover, slots *gpu.Slots, c1 *po
 			return nil, err
 		}
 		t1 := time.Now()
-		gp, err := groth16.Prove(p.Keys.CCS, p.Keys.PK, w)
+		gp, err := groth16.Prove(keys.CCS, keys.PK, w)
 		if err != nil {
 			return nil, fmt.Errorf("gnark prove: %w", err)
 		}
@@ -82,7 +84,7 @@ func ProverBench(ctx context.Context, p *prover.Prover, slots *gpu.Slots, c1 *po
 		if err != nil {
 			return nil, err
 		}
-		if err := groth16.Verify(gp, p.Keys.VK, pub); err != nil {
+		if err := groth16.Verify(gp, keys.VK, pub); err != nil {
 			return nil, fmt.Errorf("gnark proof: %w", err)
 		}
 		rep.Runs = append(rep.Runs, r)

@@ -15,7 +15,7 @@ import (
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
-	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3server"
 )
@@ -73,11 +73,11 @@ func (s *stack) verifyStored(c1 *porep.C1) error {
 	if err != nil {
 		return err
 	}
-	c2, err := prover.UnmarshalC2(b)
+	c2, err := testscheme.UnmarshalC2(b)
 	if err != nil {
 		return err
 	}
-	return prover.VerifyC2(s.keys.VK, c1.Statement(), c2)
+	return testscheme.VerifyC2(s.keys.VK, c1.Statement(), c2)
 }
 
 // Two sectors of four partitions and one corrupt C1, two worker processes

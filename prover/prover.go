@@ -16,7 +16,6 @@ package prover
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,18 +27,25 @@ import (
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
-	csbls "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/frontend"
 
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/circuit"
 )
 
-// Prover proves partitions of one profile with its keys.
+// Keys is what the prover needs of a circuit's Groth16 setup: gnark's
+// proving and verifying keys and the count of public variables (ONE
+// included), the leading values of a solution's wire vector. A scheme
+// builds them from its own key files; the prover knows no scheme.
+type Keys struct {
+	PK       *groth16bls.ProvingKey
+	VK       *groth16bls.VerifyingKey
+	NbPublic int
+	// Digest names the keys in logs and errors (a prefix of their digest).
+	Digest string
+}
+
+// Prover proves partitions of one circuit with its keys.
 type Prover struct {
-	Keys *params.Keys
+	Keys *Keys
 	Log  *slog.Logger
 	// EarlyG2 starts the B-in-G2 MSM on the CPU when the device phase
 	// starts, overlapping it; Finish then only assembles. On a host whose
@@ -48,7 +54,10 @@ type Prover struct {
 }
 
 // New returns a prover over keys; log may be nil.
-func New(keys *params.Keys, log *slog.Logger) (*Prover, error) {
+func New(keys *Keys, log *slog.Logger) (*Prover, error) {
+	if keys == nil || keys.PK == nil || keys.VK == nil || keys.NbPublic < 1 {
+		return nil, errors.New("prover: keys without a proving key, a verifying key or public inputs")
+	}
 	if len(keys.PK.CommitmentKeys) != 0 {
 		return nil, errors.New("prover: circuits with BSB22 commitments are not supported by the split prover")
 	}
@@ -93,33 +102,6 @@ func (s *Solution) Bytes() int64 {
 // sectors, and a spilled witness is checked against the whole name.
 func PartitionID(prover string, sectorID uint64, k int) string {
 	return fmt.Sprintf("%s/%d/%d", prover, sectorID, k)
-}
-
-// Synthesize solves partition k of a C1 into its witness. The C1 must have
-// been checked (porep.C1.Verify); an unsatisfiable circuit is an error.
-func (p *Prover) Synthesize(ctx context.Context, c1 *porep.C1, k int) (*Solution, error) {
-	if k < 0 || k >= len(c1.Partitions) {
-		return nil, fmt.Errorf("synthesize: partition %d of %d", k, len(c1.Partitions))
-	}
-	if c1.Profile.Name != p.Keys.Profile.Name {
-		return nil, fmt.Errorf("synthesize: C1 of profile %s, keys of %s", c1.Profile.Name, p.Keys.Profile.Name)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	id := PartitionID(hex.EncodeToString(c1.ProverID[:]), c1.SectorID, k)
-	t0 := time.Now()
-	w, err := frontend.NewWitness(circuit.Assignment(c1.Statement(), c1.CommC, c1.CommRLast, c1.Partitions[k]), ecc.BLS12_381.ScalarField())
-	if err != nil {
-		return nil, fmt.Errorf("synthesize %s: witness: %w", id, err)
-	}
-	res, err := p.Keys.CCS.Solve(w)
-	if err != nil {
-		return nil, fmt.Errorf("synthesize %s: %w", id, err)
-	}
-	sol := res.(*csbls.R1CSSolution)
-	s := &Solution{Partition: id, W: sol.W, A: sol.A, B: sol.B, C: sol.C, SynthTime: time.Since(t0)}
-	return s, ctx.Err()
 }
 
 // Partial is the device phase's result: the G1 MSMs without the proof's
@@ -209,7 +191,7 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution, opt
 	t1 := time.Now()
 	wireA := filter(wire, pk.InfinityA, pk.NbInfinityA)
 	sizeH := int(pk.Domain.Cardinality - 1) // deg(H) = n-2
-	nbPublic := p.Keys.CCS.GetNbPublicVariables()
+	nbPublic := p.Keys.NbPublic
 	for _, m := range []struct {
 		dst     *curve.G1Jac
 		points  []curve.G1Affine
@@ -356,29 +338,6 @@ func (p *Prover) Finish(ctx context.Context, pt *Partial) (*groth16bls.Proof, ti
 	d := time.Since(t0)
 	p.Log.Info("FINALIZE_END", "partition", pt.Partition, "g2_ms", g2.dur.Milliseconds(), "early_g2", pt.g2 != nil, "bytes", 0, "finalize_ms", d.Milliseconds())
 	return proof, d, nil
-}
-
-// PublicWitness is the public input vector of partition k, derived from the
-// statement alone.
-func PublicWitness(st porep.Statement, k int) (fr.Vector, error) {
-	w, err := frontend.NewWitness(circuit.PublicAssignment(st, k), ecc.BLS12_381.ScalarField(), frontend.PublicOnly())
-	if err != nil {
-		return nil, fmt.Errorf("public witness: %w", err)
-	}
-	return w.Vector().(fr.Vector), nil
-}
-
-// Verify checks a partition proof with gnark's verifier against the
-// verifying key and the statement.
-func Verify(vk *groth16bls.VerifyingKey, st porep.Statement, k int, proof *groth16bls.Proof) error {
-	pub, err := PublicWitness(st, k)
-	if err != nil {
-		return err
-	}
-	if err := groth16bls.Verify(proof, vk, pub); err != nil {
-		return fmt.Errorf("partition %d: proof rejected: %w", k, err)
-	}
-	return nil
 }
 
 // filter drops the wires whose proving-key point is at infinity, as gnark's

@@ -20,11 +20,11 @@ func TestCUDAProofsVerify(t *testing.T) {
 	for _, profile := range []string{"2KiB", "32KiB"} {
 		p := newProver(t, profile)
 		c1 := poreptest.Sector(t, profile, 31).C1()
-		c2, times, err := p.ProveSector(context.Background(), slots, c1, nil)
+		c2, times, err := testscheme.ProveSector(context.Background(), p.Prover, p.keys, slots, c1, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", profile, err)
 		}
-		if err := prover.VerifyC2(p.Keys.VK, c1.Statement(), c2); err != nil {
+		if err := testscheme.VerifyC2(p.Keys.VK, c1.Statement(), c2); err != nil {
 			t.Fatalf("%s: %v", profile, err)
 		}
 		for _, pt := range times {

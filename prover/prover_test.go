@@ -11,18 +11,33 @@ import (
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 )
 
-func newProver(t testing.TB, profile string) *prover.Prover {
+// testProver is the split prover over a test-scheme profile's keys, with
+// the test scheme's synthesis beside it.
+type testProver struct {
+	*prover.Prover
+	keys *params.Keys
+}
+
+func (p testProver) Synthesize(ctx context.Context, c1 *porep.C1, k int) (*prover.Solution, error) {
+	return testscheme.Synthesize(ctx, p.keys, c1, k)
+}
+
+func newProver(t testing.TB, profile string) testProver {
 	t.Helper()
-	p, err := prover.New(paramstest.Keys(t, profile), nil)
+	keys := paramstest.Keys(t, profile)
+	p, err := testscheme.NewProver(keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return testProver{p, keys}
 }
 
 func cpuSlots(t testing.TB, n int) *gpu.Slots {
@@ -41,7 +56,7 @@ func TestSplitProofsVerify(t *testing.T) {
 		p := newProver(t, tc.profile)
 		p.EarlyG2 = tc.earlyG2
 		c1 := poreptest.Sector(t, tc.profile, 11).C1()
-		c2, times, err := p.ProveSector(context.Background(), cpuSlots(t, 1), c1, nil)
+		c2, times, err := testscheme.ProveSector(context.Background(), p.Prover, p.keys, cpuSlots(t, 1), c1, nil)
 		if err != nil {
 			t.Fatalf("%s early_g2=%v: %v", tc.profile, tc.earlyG2, err)
 		}
@@ -52,23 +67,23 @@ func TestSplitProofsVerify(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := prover.UnmarshalC2(b)
+		back, err := testscheme.UnmarshalC2(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := prover.VerifyC2(p.Keys.VK, c1.Statement(), back); err != nil {
+		if err := testscheme.VerifyC2(p.Keys.VK, c1.Statement(), back); err != nil {
 			t.Fatalf("decoded C2 rejected: %v", err)
 		}
 		other := poreptest.Sector(t, tc.profile, 12).C1()
-		if prover.VerifyC2(p.Keys.VK, other.Statement(), back) == nil {
+		if testscheme.VerifyC2(p.Keys.VK, other.Statement(), back) == nil {
 			t.Fatal("C2 of sector 11 verified for sector 12")
 		}
 	}
 }
 
-func prove(t *testing.T, p *prover.Prover, id uint64, tamper func(*prover.Partial)) error {
+func prove(t *testing.T, p testProver, id uint64, tamper func(*prover.Partial)) error {
 	t.Helper()
-	c1 := poreptest.Sector(t, p.Keys.Profile.Name, id).C1()
+	c1 := poreptest.Sector(t, p.keys.Profile.Name, id).C1()
 	ctx := context.Background()
 	sol, err := p.Synthesize(ctx, c1, 0)
 	if err != nil {
@@ -85,7 +100,7 @@ func prove(t *testing.T, p *prover.Prover, id uint64, tamper func(*prover.Partia
 	if err != nil {
 		t.Fatal(err)
 	}
-	return prover.Verify(p.Keys.VK, c1.Statement(), 0, proof)
+	return testscheme.Verify(p.Keys.VK, c1.Statement(), 0, proof)
 }
 
 func TestTamperedPartialFailsVerification(t *testing.T) {
@@ -116,7 +131,7 @@ func TestWrongProvingKeyFailsVerification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prove(t, bad, 2, nil) == nil {
+	if prove(t, testProver{bad, good.keys}, 2, nil) == nil {
 		t.Fatal("proof from a wrong proving key verified")
 	}
 }
@@ -148,14 +163,14 @@ func TestC2RejectsGarbage(t *testing.T) {
 		"bad magic": []byte("C2FLOW\x00\x02\x04test\x00\x00"),
 		"short":     append([]byte("C2FLOW\x00\x01\x04test\x00\x01"), make([]byte, 10)...),
 		"not on curve": append([]byte("C2FLOW\x00\x01\x04test\x00\x01"), func() []byte {
-			b := make([]byte, prover.ProofBytes)
+			b := make([]byte, testscheme.ProofBytes)
 			for i := range b {
 				b[i] = 0x5a
 			}
 			return b
 		}()...),
 	} {
-		if _, err := prover.UnmarshalC2(b); err == nil {
+		if _, err := testscheme.UnmarshalC2(b); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -194,7 +209,7 @@ func TestFailingDeviceIsQuarantined(t *testing.T) {
 	if proof == nil {
 		t.Fatal("no proof after the failing device was quarantined")
 	}
-	if err := prover.Verify(p.Keys.VK, c1.Statement(), 0, proof); err != nil {
+	if err := testscheme.Verify(p.Keys.VK, c1.Statement(), 0, proof); err != nil {
 		t.Fatal(err)
 	}
 	if q := slots.Quarantined(); len(q) != 1 || q["failing/0"] == "" || slots.Healthy() != 1 {

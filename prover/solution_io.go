@@ -56,7 +56,7 @@ func UnmarshalSolution(data []byte) (*Solution, error) {
 	}
 	r := bufio.NewReader(bytes.NewReader(body[len(solutionMagic):]))
 	var n uint32
-	if err := binary.Read(r, binary.BigEndian, &n); err != nil || n > 64 {
+	if err := binary.Read(r, binary.BigEndian, &n); err != nil || n > 256 { // "<prover hex>/<sector>/<k>"
 		return nil, fmt.Errorf("spilled witness: partition id length %d: %v", n, err)
 	}
 	id := make([]byte, n)

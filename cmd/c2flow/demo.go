@@ -16,8 +16,8 @@ import (
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -168,7 +168,7 @@ func runDemo(ctx context.Context, args []string) error {
 	summary(res, wall, st.worker.Stats())
 
 	if *direct {
-		pr, err := prover.New(v.keys, nil)
+		pr, err := testscheme.NewProver(v.keys)
 		if err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ func runDemo(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			if _, _, err := pr.ProveSector(ctx, st.worker.Slots(), c1, nil); err != nil {
+			if _, _, err := testscheme.ProveSector(ctx, pr, v.keys, st.worker.Slots(), c1, nil); err != nil {
 				return err
 			}
 		}
@@ -280,11 +280,11 @@ func verifyStored(ctx context.Context, store *storage.Store, keys *params.Keys, 
 	if err != nil {
 		return err
 	}
-	c2, err := prover.UnmarshalC2(b)
+	c2, err := testscheme.UnmarshalC2(b)
 	if err != nil {
 		return err
 	}
-	return prover.VerifyC2(keys.VK, c1.Statement(), c2)
+	return testscheme.VerifyC2(keys.VK, c1.Statement(), c2)
 }
 
 func summary(res job.BatchResult, wall time.Duration, ws activities.Stats) {

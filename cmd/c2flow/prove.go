@@ -13,6 +13,7 @@ import (
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 )
 
 // proverFlags are the flags of commands that prove in this process.
@@ -23,26 +24,26 @@ type proverFlags struct {
 
 func (f *proverFlags) add(fs *flag.FlagSet) { f.Devices.Add(fs) }
 
-func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prover, *gpu.Slots, error) {
+func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prover, *params.Keys, *gpu.Slots, error) {
 	log, err := f.logger()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Devices first: a build without CUDA says so before any setup runs.
 	slots, err := f.Slots()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	keys, err := params.Load(ctx, params.DirStore{Root: f.Params}, p, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	pr, err := prover.New(keys, log)
+	pr, err := prover.New(testscheme.ProverKeys(keys), log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	pr.EarlyG2 = f.EarlyG2
-	return pr, slots, nil
+	return pr, keys, slots, nil
 }
 
 func readC1(path string) (*porep.C1, error) {
@@ -91,12 +92,12 @@ func runProve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	pr, slots, err := pf.prover(ctx, c1.Profile)
+	pr, keys, slots, err := pf.prover(ctx, c1.Profile)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
-	c2, _, err := pr.ProveSector(ctx, slots, c1, func(t prover.PartitionTimes) {
+	c2, _, err := testscheme.ProveSector(ctx, pr, keys, slots, c1, func(t testscheme.PartitionTimes) {
 		fmt.Fprintf(os.Stderr, "partition %s: synth %v, device %v, finalize %v (verified)\n",
 			t.Partition, t.Synth.Round(time.Millisecond), t.Device.Round(time.Millisecond), t.Finalize.Round(time.Millisecond))
 	})
@@ -158,7 +159,7 @@ func runBenchProver(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	pr, slots, err := pf.prover(ctx, p)
+	pr, keys, slots, err := pf.prover(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func runBenchProver(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := bench.ProverBench(ctx, pr, slots, s.C1(), *runs)
+	rep, err := bench.ProverBench(ctx, pr, keys, slots, s.C1(), *runs)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 )
 
 // runVerify checks a C2 proof file against the public inputs of its C1,
@@ -40,11 +40,11 @@ func runVerify(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	raw, err := readProofFile(*proofPath, prover.C2Size(c1.Profile.Name, c1.Profile.Partitions), fmt.Sprintf("a %s C2 of %d partitions", c1.Profile.Name, c1.Profile.Partitions))
+	raw, err := readProofFile(*proofPath, testscheme.C2Size(c1.Profile.Name, c1.Profile.Partitions), fmt.Sprintf("a %s C2 of %d partitions", c1.Profile.Name, c1.Profile.Partitions))
 	if err != nil {
 		return err
 	}
-	c2, err := prover.UnmarshalC2(raw)
+	c2, err := testscheme.UnmarshalC2(raw)
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", *proofPath, err)
 	}
@@ -52,7 +52,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	if err := prover.VerifyC2(keys.VK, c1.Statement(), c2); err != nil {
+	if err := testscheme.VerifyC2(keys.VK, c1.Statement(), c2); err != nil {
 		return fmt.Errorf("verify: %s does not prove %s: %w", *proofPath, *c1Path, err)
 	}
 	fmt.Printf("%s: ok: %d partition proofs verify for sector %d (%s, vk %s)\n", *proofPath, len(c2.Proofs), c1.SectorID, c1.Profile.Name, keys.VKSHA256[:16])

@@ -20,7 +20,7 @@ import (
 	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
-	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
 
@@ -147,11 +147,11 @@ func TestWorkerOverMutualTLS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c2, err := prover.UnmarshalC2(b)
+		c2, err := testscheme.UnmarshalC2(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := prover.VerifyC2(keys.VK, byID[r.SectorID].Statement(), c2); err != nil {
+		if err := testscheme.VerifyC2(keys.VK, byID[r.SectorID].Statement(), c2); err != nil {
 			t.Fatalf("sector %d: stored C2: %v", r.SectorID, err)
 		}
 	}

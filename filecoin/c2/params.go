@@ -18,7 +18,6 @@ import (
 
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -57,8 +56,19 @@ func DefaultDir() string {
 }
 
 // DefaultShapeDir is where recorded circuit shapes are cached by default:
-// <c2flow parameter cache>/filecoin-shapes.
-func DefaultShapeDir() string { return filepath.Join(params.DefaultDir(), "filecoin-shapes") }
+// filecoin-shapes under c2flow's cache ($C2FLOW_PARAMS, else <user cache
+// dir>/c2flow/params, where the test scheme keeps its keys).
+func DefaultShapeDir() string {
+	root := os.Getenv("C2FLOW_PARAMS")
+	if root == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			d = os.TempDir()
+		}
+		root = filepath.Join(d, "c2flow", "params")
+	}
+	return filepath.Join(root, "filecoin-shapes")
+}
 
 // Remote holds parameter files that the local directory lacks, under
 // RemotePrefix + <file name> (parameters.json and DevMarker included).

@@ -15,7 +15,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
 )
@@ -333,8 +332,7 @@ func (s *Scheme) load(ctx context.Context, info *proofs.SealProofInfo) (*keys, e
 	debug.FreeOSMemory()
 	k.vk, k.pvk, k.gvk = vk, vk.Prepare(), gvk
 	k.digests = scheme.Digests{VK: vSums.sha256, PK: pSums.sha256, Circuit: digest}
-	k.prover, err = prover.New(&params.Keys{Digest: digest[:16], CCS: publicCCS(k.counts.Inputs), PK: pk, VK: gvk,
-		PKSHA256: pSums.sha256, VKSHA256: vSums.sha256}, log)
+	k.prover, err = prover.New(&prover.Keys{Digest: digest[:16], NbPublic: k.counts.Inputs, PK: pk, VK: gvk}, log)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s prover: %w", info.Name, err))
 	}

@@ -3,8 +3,6 @@ package c2
 import (
 	"fmt"
 
-	csbls "github.com/consensys/gnark/constraint/bls12-381"
-
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
@@ -26,19 +24,6 @@ func recordShape(info proofs.SealProofInfo) (*r1cs.Shape, error) {
 	}
 	s.AppendInputConstraints()
 	return s, s.Err()
-}
-
-// publicCCS is a gnark R1CS holding only the circuit's public variables:
-// the split prover reads nothing else of Keys.CCS (its input count, to
-// split the wires for the private MSM) when it proves a solution made
-// elsewhere, and the whole circuit in gnark's form would double the memory
-// of a large sector's shape.
-func publicCCS(numInputs int) *csbls.R1CS {
-	cs := csbls.NewR1CS(0)
-	for i := range numInputs {
-		cs.AddPublicVariable(fmt.Sprintf("input_%d", i))
-	}
-	return cs
 }
 
 // Counts are the sizes of one partition's circuit: inputs (ONE included),

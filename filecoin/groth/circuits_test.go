@@ -10,7 +10,6 @@ import (
 
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/prover"
 )
 
@@ -151,7 +150,7 @@ func proveGnark(t testing.TB, ccs *csbls.R1CS, pk *groth16bls.ProvingKey, w *r1c
 func proveSplit(t testing.TB, ccs *csbls.R1CS, pk *groth16bls.ProvingKey, vk *groth16bls.VerifyingKey, w *r1cs.Witness) Proof {
 	t.Helper()
 	ctx := context.Background()
-	pr, err := prover.New(&params.Keys{Digest: "test", CCS: ccs, PK: pk, VK: vk}, nil)
+	pr, err := prover.New(&prover.Keys{Digest: "test", NbPublic: ccs.GetNbPublicVariables(), PK: pk, VK: vk}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

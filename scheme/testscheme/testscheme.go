@@ -1,7 +1,7 @@
 // Package testscheme is c2flow's own test scheme (package porep: Poseidon2,
 // binary trees, Filecoin-shaped) behind the scheme interface: the fast
 // path for tests, benches and the demo. Its C2 is c2flow's own C2 file
-// (prover.C2); its keys are c2flow's development setups (package params).
+// (C2, c2.go); its keys are c2flow's development setups (package params).
 package testscheme
 
 import (
@@ -138,18 +138,21 @@ func (sc *Scheme) circuit(ctx context.Context, proof string) (*Circuit, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr, err := prover.New(keys, sc.log)
+	pr, err := prover.New(ProverKeys(keys), sc.log)
 	if err != nil {
 		return nil, err
 	}
 	pr.EarlyG2 = sc.earlyG2
-	c := &Circuit{pr: pr}
+	c := &Circuit{pr: pr, keys: keys}
 	sc.circuits[p.Name] = c
 	return c, nil
 }
 
 // Circuit is one profile's circuit and keys.
-type Circuit struct{ pr *prover.Prover }
+type Circuit struct {
+	pr   *prover.Prover
+	keys *params.Keys
+}
 
 var _ scheme.Circuit = (*Circuit)(nil)
 
@@ -157,7 +160,7 @@ var _ scheme.Circuit = (*Circuit)(nil)
 func (c *Circuit) Prover() *prover.Prover { return c.pr }
 
 // PartitionBytes implements scheme.Circuit.
-func (c *Circuit) PartitionBytes() int64 { return params.SynthBytes(c.pr.Keys.CCS) }
+func (c *Circuit) PartitionBytes() int64 { return params.SynthBytes(c.keys.CCS) }
 
 func sectorOf(s scheme.Sector) (*porep.C1, error) {
 	ts, ok := s.(*Sector)
@@ -173,7 +176,7 @@ func (c *Circuit) Synthesize(ctx context.Context, s scheme.Sector, k int) (*prov
 	if err != nil {
 		return nil, err
 	}
-	return c.pr.Synthesize(ctx, c1, k)
+	return Synthesize(ctx, c.keys, c1, k)
 }
 
 // VerifyPartition implements scheme.Circuit.
@@ -182,20 +185,20 @@ func (c *Circuit) VerifyPartition(s scheme.Sector, k int, proof *groth16bls.Proo
 	if err != nil {
 		return err
 	}
-	return prover.Verify(c.pr.Keys.VK, c1.Statement(), k, proof)
+	return Verify(c.keys.VK, c1.Statement(), k, proof)
 }
 
 // EncodePartition implements scheme.Circuit: a one-proof C2 of the profile.
 func (c *Circuit) EncodePartition(proof *groth16bls.Proof) ([]byte, error) {
-	one := prover.C2{Profile: c.pr.Keys.Profile.Name, Proofs: []*groth16bls.Proof{proof}}
+	one := C2{Profile: c.keys.Profile.Name, Proofs: []*groth16bls.Proof{proof}}
 	return one.MarshalBinary()
 }
 
 // Assemble implements scheme.Circuit.
 func (c *Circuit) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
-	c2 := &prover.C2{Profile: s.Proof()}
+	c2 := &C2{Profile: s.Proof()}
 	for k, b := range parts {
-		one, err := prover.UnmarshalC2(b)
+		one, err := UnmarshalC2(b)
 		if err != nil {
 			return nil, fmt.Errorf("partition %d: decode proof: %w", k, err)
 		}
@@ -213,15 +216,15 @@ func (c *Circuit) VerifyC2(s scheme.Sector, data []byte) error {
 	if err != nil {
 		return err
 	}
-	c2, err := prover.UnmarshalC2(data)
+	c2, err := UnmarshalC2(data)
 	if err != nil {
 		return err
 	}
-	return prover.VerifyC2(c.pr.Keys.VK, c1.Statement(), c2)
+	return VerifyC2(c.keys.VK, c1.Statement(), c2)
 }
 
 // Digests implements scheme.Circuit.
 func (c *Circuit) Digests() scheme.Digests {
-	k := c.pr.Keys
+	k := c.keys
 	return scheme.Digests{VK: k.VKSHA256, PK: k.PKSHA256, Circuit: k.Digest}
 }

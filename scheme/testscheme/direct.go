@@ -1,4 +1,4 @@
-package prover
+package testscheme
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/prover"
 )
 
 // PartitionTimes are the phase times of one partition.
@@ -20,12 +22,13 @@ type PartitionTimes struct {
 
 // ProveSector is direct mode, the baseline the pipeline is measured
 // against: one process, partitions one after another, synthesize -> Start
-// -> Finish -> verify. The C1 must have been checked (porep.C1.Verify).
-func (p *Prover) ProveSector(ctx context.Context, slots *gpu.Slots, c1 *porep.C1, progress func(PartitionTimes)) (*C2, []PartitionTimes, error) {
+// -> Finish -> verify, with p over keys. The C1 must have been checked
+// (porep.C1.Verify).
+func ProveSector(ctx context.Context, p *prover.Prover, keys *params.Keys, slots *gpu.Slots, c1 *porep.C1, progress func(PartitionTimes)) (*C2, []PartitionTimes, error) {
 	out := &C2{Profile: c1.Profile.Name}
 	var times []PartitionTimes
 	for k := range c1.Partitions {
-		sol, err := p.Synthesize(ctx, c1, k)
+		sol, err := Synthesize(ctx, keys, c1, k)
 		if err != nil {
 			return nil, nil, err
 		}
