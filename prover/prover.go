@@ -1,4 +1,5 @@
-// Package prover synthesizes partition witnesses and proves them with a
+// Package prover proves synthesized partitions (a scheme makes the
+// Solution; the prover knows no scheme, only Keys) with a
 // Groth16 prover split in two, after SupraSeal/cuzk's prove_start and
 // prove_finish:
 //
