@@ -1,21 +1,30 @@
 # c2flow: the two set-up commands are `make demo` and `make test`.
 GO ?= go
 BIN := bin
+# pipefail: a test run piped through its summary fails when the tests do.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
 .PHONY: build demo test vet bench clean deploy-env proto
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# The main job: seal a small batch, run the embedded stack (Temporal with
-# SQLite, versitygw S3, one worker) in one process, prove, verify, summarize.
+# The main job: seal one mixed batch (Filecoin 2KiB and test-scheme
+# sectors), run the embedded stack (Temporal with SQLite, versitygw S3, one
+# worker) in one process, prove, verify, summarize.
 demo: build
 	$(BIN)/c2flow demo --dir .c2flow/demo
 
 # Unit and integration tests. Proving keys made by the tests' development
-# setups are cached under .c2flow/params so packages share them.
+# setups are cached under .c2flow/params so packages share them. The full
+# verbose log goes to .c2flow/test.log; the terminal shows each package's
+# result and every skipped or failed test with the lines that say why.
 test:
-	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -count=1 -timeout 30m ./...
+	mkdir -p .c2flow
+	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -count=1 -timeout 30m -v ./... 2>&1 | tee .c2flow/test.log | \
+		grep --line-buffered -E -A3 '^(\s*--- (SKIP|FAIL)|ok |FAIL|panic:)' | grep --line-buffered -v -E '^(=== |--$$)'; \
+		rc=$$?; echo "full test log: .c2flow/test.log"; exit $$rc
 
 vet:
 	gofmt -l . | (! grep .) && $(GO) vet ./...

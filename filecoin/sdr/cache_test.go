@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
@@ -98,19 +97,6 @@ func TestParentCacheDigest(t *testing.T) {
 // two shared cores).
 func TestParentCacheDigest512MiB(t *testing.T) {
 	for _, p := range []proofs.RegisteredSealProof{proofs.StackedDrg512MiBV1, proofs.StackedDrg512MiBV1_1} {
-		testParentCacheDigest(t, p)
-	}
-}
-
-// TestParentCacheDigestProduction covers the 32GiB and 64GiB graphs (60 and
-// 120 GiB of cache hashed; minutes even on many cores). It runs only when
-// SDR_TEST_PRODUCTION_PARENT_CACHE=1. The 64GiB API 1.0.0 graph is the only
-// one where the legacy 32-bit truncation of expander indexes changes parents.
-func TestParentCacheDigestProduction(t *testing.T) {
-	if os.Getenv("SDR_TEST_PRODUCTION_PARENT_CACHE") != "1" {
-		t.Skip("set SDR_TEST_PRODUCTION_PARENT_CACHE=1 to hash the 32GiB and 64GiB parent caches")
-	}
-	for _, p := range []proofs.RegisteredSealProof{proofs.StackedDrg32GiBV1, proofs.StackedDrg32GiBV1_1, proofs.StackedDrg64GiBV1, proofs.StackedDrg64GiBV1_1} {
 		testParentCacheDigest(t, p)
 	}
 }
