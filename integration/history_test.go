@@ -1,3 +1,5 @@
+//go:build record
+
 package integration
 
 import (
@@ -24,13 +26,15 @@ import (
 // purpose under a new version.
 const recordEnv = "C2FLOW_RECORD_HISTORIES"
 
-// TestRecordHistories runs a batch of a good and a corrupt 32KiB sector
+// TestRecordHistories (built with -tags record:
+// C2FLOW_RECORD_HISTORIES=$PWD/workflows/testdata go test -tags record -run
+// TestRecordHistories ./integration/) runs a batch of a good and a corrupt 32KiB sector
 // on a real Temporal server and writes the batch's and each sector's
 // history as JSON.
 func TestRecordHistories(t *testing.T) {
 	dir := os.Getenv(recordEnv)
 	if dir == "" {
-		t.Skipf("set %s=DIR to record workflow histories for the replay test", recordEnv)
+		t.Fatalf("set %s=DIR (workflows/testdata) to record workflow histories for the replay test", recordEnv)
 	}
 	s := newStack(t, "32KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
