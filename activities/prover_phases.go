@@ -81,7 +81,7 @@ func (p *ProverPhases) decode(ctx context.Context, ref job.SectorRef) (scheme.Se
 	case err != nil:
 		return nil, 0, fmt.Errorf("%s: read C1: %w", ref, err)
 	}
-	s, err := sc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
+	s, err := sc.Decode(raw, ref)
 	if err != nil {
 		return nil, 0, badC1(ref, err)
 	}

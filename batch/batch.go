@@ -284,8 +284,8 @@ func FillPartitions(ctx context.Context, c client.Client, res *job.BatchResult) 
 			continue
 		}
 		var r job.SectorResult
-		if err := c.GetWorkflow(ctx, job.SectorWorkflowID(s.Ref()), "").Get(ctx, &r); err != nil {
-			return fmt.Errorf("%s: partition results: %w", s.Ref(), err)
+		if err := c.GetWorkflow(ctx, job.SectorWorkflowID(s.SectorRef), "").Get(ctx, &r); err != nil {
+			return fmt.Errorf("%s: partition results: %w", s.SectorRef, err)
 		}
 		s.Partitions = r.Partitions
 	}

@@ -246,7 +246,7 @@ func (s *Server) await(ctx context.Context, j porepJob, timeout time.Duration) (
 // sectorOf finds ref's result in a batch result.
 func sectorOf(res job.BatchResult, ref job.SectorRef) (job.SectorResult, bool) {
 	for _, r := range res.Sectors {
-		if r.Ref().Identity() == ref.Identity() {
+		if r.SectorRef.Identity() == ref.Identity() {
 			return r, true
 		}
 	}
@@ -316,7 +316,7 @@ func (s *Server) sector(ctx context.Context, ref job.SectorRef) (scheme.Sector, 
 	if err != nil {
 		return nil, err
 	}
-	return s.cfg.Scheme.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
+	return s.cfg.Scheme.Decode(raw, ref)
 }
 
 // cancel cancels the job's batch (its sector's proving; what was stored

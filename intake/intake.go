@@ -87,7 +87,7 @@ func Identify(hints Public) batch.Identify {
 // check binds raw to pub's prover and sector (replica id, Commit2In
 // SectorNum) and verifies it natively.
 func check(ctx context.Context, fc *c2.Scheme, raw []byte, pub *seal.SectorPublic, source string) (job.SectorRef, error) {
-	id := scheme.Ident{ProverID: hex.EncodeToString(pub.ProverID[:]), SectorID: pub.SectorID, Proof: pub.Proof.String()}
+	id := scheme.Ident{ProverID: hex.EncodeToString(pub.ProverID[:]), SectorID: pub.SectorID, Profile: pub.Proof.String()}
 	s, err := fc.DecodeSector(raw, id)
 	if err != nil {
 		return job.SectorRef{}, fmt.Errorf("identity (%s): %w", source, err)

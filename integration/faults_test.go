@@ -159,7 +159,7 @@ func TestCancelBatch(t *testing.T) {
 		if r.Status != job.StatusCanceled {
 			t.Fatalf("sector %d: %s", r.SectorID, r.Status)
 		}
-		if _, err := s.store.Head(ctx, storage.C2Key(r.Ref().Identity())); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.store.Head(ctx, storage.C2Key(r.SectorRef.Identity())); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("sector %d: something stored under its C2 key: %v", r.SectorID, err)
 		}
 	}
@@ -287,7 +287,7 @@ func TestBadInputsAreRejected(t *testing.T) {
 			t.Errorf("%s: %s %q (want BadC1 %v, naming %q)", tc.name, r.Status, r.Error, wantBad, tc.field)
 			continue
 		}
-		if _, err := s.store.Head(ctx, storage.C2Key(r.Ref().Identity())); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.store.Head(ctx, storage.C2Key(r.SectorRef.Identity())); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("%s: something stored under the C2 key", tc.name)
 		}
 		rejected++

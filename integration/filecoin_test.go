@@ -18,7 +18,6 @@ import (
 	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
-	"github.com/c2flow/c2flow/scheme"
 )
 
 const filecoin2KiB = "StackedDrg2KiBV1_1"
@@ -77,7 +76,7 @@ func (s *stack) verifyFilecoinStored(dir string, ref job.SectorRef, raw []byte) 
 		s.t.Fatalf("%s: stored C2 has %d bytes, want %d (192 per partition)", ref, len(proof), 192*info.Partitions)
 	}
 	fc := c2.New(c2.Params{Dir: dir, ShapeDir: filepath.Join(s.t.TempDir(), "shapes")}, nil)
-	sec, err := fc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
+	sec, err := fc.Decode(raw, ref)
 	if err != nil {
 		s.t.Fatal(err)
 	}

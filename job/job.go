@@ -275,15 +275,13 @@ const (
 	StatusDuplicate = "duplicate"
 )
 
-// SectorResult is the outcome of one sector.
+// SectorResult is the outcome of one sector, named by its identity (its
+// Profile the proof the sector's C1 validated as).
 type SectorResult struct {
-	ProverID   string            `json:"prover_id,omitempty"`
-	SectorID   uint64            `json:"sector_id"`
-	C1Digest   string            `json:"c1_digest,omitempty"`
+	SectorRef
 	Status     string            `json:"status"`
 	Error      string            `json:"error,omitempty"`
 	C2Key      string            `json:"c2_key,omitempty"`
-	Profile    string            `json:"profile,omitempty"`
 	Partitions []PartitionResult `json:"partitions,omitempty"`
 	// NumPartitions is set when a large batch's result leaves Partitions
 	// out (see FullResultsMax).
@@ -328,26 +326,15 @@ type BatchResult struct {
 	Sectors []SectorResult `json:"sectors"`
 }
 
-// Progress is what a sector reports to its batch and its query.
+// Progress is what a sector reports to its batch and its query, named by
+// the sector's identity.
 type Progress struct {
-	ProverID         string `json:"prover_id,omitempty"`
-	SectorID         uint64 `json:"sector_id"`
-	C1Digest         string `json:"c1_digest,omitempty"`
+	SectorRef
 	Status           string `json:"status"`
 	Partitions       int    `json:"partitions"`
 	PartitionsDone   int    `json:"partitions_done"`
 	PartitionsFailed int    `json:"partitions_failed"`
 	Resyntheses      int    `json:"resyntheses"`
-}
-
-// Ref is the identity of the sector the progress is about.
-func (p Progress) Ref() SectorRef {
-	return SectorRef{ProverID: p.ProverID, SectorID: p.SectorID, C1Digest: p.C1Digest}
-}
-
-// Ref is the identity of the sector the result is about.
-func (r SectorResult) Ref() SectorRef {
-	return SectorRef{ProverID: r.ProverID, SectorID: r.SectorID, C1Digest: r.C1Digest}
 }
 
 // BatchProgress answers the batch's progress query.

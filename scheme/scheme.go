@@ -20,6 +20,7 @@ import (
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
+	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/prover"
 )
 
@@ -28,13 +29,12 @@ import (
 // downloaded): an operator's fix, not the sector's fault.
 var ErrNoKeys = errors.New("no proving keys")
 
-// Ident is the identity a C1 must carry: the sector's prover and number
-// and, when the submitter declared it, its proof.
-type Ident struct {
-	ProverID string // hex of the 32-byte prover id
-	SectorID uint64
-	Proof    string // declared proof name; "" accepts any of the scheme's
-}
+// Ident is the identity a C1 must carry: the sector's identity, whose
+// prover and number the C1 must be of and whose Profile, when the
+// submitter declared it, its proof must be ("" accepts any of the
+// scheme's). Decode checks the bytes it is given, not C1Digest (the
+// caller read them by it).
+type Ident = job.SectorRef
 
 // Scheme is one family of C1 files and their circuits.
 type Scheme interface {

@@ -86,12 +86,12 @@ func newBatch(ctx workflow.Context, in job.BatchInput) *batch {
 	}
 	for _, d := range in.Done {
 		n := max(len(d.Partitions), d.NumPartitions)
-		b.prog[d.Ref().Identity()] = &job.Progress{ProverID: d.ProverID, SectorID: d.SectorID, C1Digest: d.C1Digest,
+		b.prog[d.SectorRef.Identity()] = &job.Progress{SectorRef: d.SectorRef,
 			Status: d.Status, Partitions: n, PartitionsDone: n}
 	}
 	for _, s := range in.Sectors {
 		if _, ok := b.prog[s.Identity()]; !ok {
-			b.prog[s.Identity()] = &job.Progress{ProverID: s.ProverID, SectorID: s.SectorID, C1Digest: s.C1Digest, Status: job.StatusPending}
+			b.prog[s.Identity()] = &job.Progress{SectorRef: s, Status: job.StatusPending}
 		}
 	}
 	if b.in.Submitted.IsZero() {
@@ -106,7 +106,7 @@ func (b *batch) progress() (job.BatchProgress, error) {
 	for _, p := range b.prog {
 		bp.Sectors = append(bp.Sectors, *p)
 	}
-	sort.Slice(bp.Sectors, func(i, j int) bool { return less(bp.Sectors[i].Ref(), bp.Sectors[j].Ref()) })
+	sort.Slice(bp.Sectors, func(i, j int) bool { return less(bp.Sectors[i].SectorRef, bp.Sectors[j].SectorRef) })
 	return bp, nil
 }
 
@@ -117,7 +117,7 @@ func (b *batch) receiveProgress(ctx workflow.Context, c workflow.ReceiveChannel)
 }
 
 func (b *batch) applyProgress(p job.Progress) {
-	if cur, ok := b.prog[p.Ref().Identity()]; ok && cur.Status != job.StatusDuplicate {
+	if cur, ok := b.prog[p.SectorRef.Identity()]; ok && cur.Status != job.StatusDuplicate {
 		*cur = p
 	}
 }
@@ -166,12 +166,12 @@ func (b *batch) startNext(ctx, childCtx workflow.Context, sel workflow.Selector)
 		switch {
 		case err == nil && lo.Valid:
 			b.inFlight--
-			b.record(job.SectorResult{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest, Status: job.StatusDuplicate,
+			b.record(job.SectorResult{SectorRef: ref, Status: job.StatusDuplicate,
 				C2Key: lo.C2Key, Started: start, Finished: workflow.Now(ctx)})
 			return
 		case b.canceled:
 			b.inFlight--
-			b.record(job.SectorResult{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest, Status: job.StatusCanceled,
+			b.record(job.SectorResult{SectorRef: ref, Status: job.StatusCanceled,
 				Started: start, Finished: workflow.Now(ctx)})
 			return
 		case err == nil && lo.Found:
@@ -227,7 +227,7 @@ func (b *batch) sectorResult(ctx workflow.Context, ref job.SectorRef, start time
 }
 
 func (b *batch) record(r job.SectorResult) {
-	b.prog[r.Ref().Identity()].Status = r.Status
+	b.prog[r.SectorRef.Identity()].Status = r.Status
 	if b.total > job.FullResultsMax {
 		r.NumPartitions, r.Partitions = len(r.Partitions), nil
 	}
@@ -247,10 +247,10 @@ func (b *batch) continued() job.BatchInput {
 // finish reports every sector, the ones a cancel kept from starting too.
 func (b *batch) finish() job.BatchResult {
 	for _, ref := range b.in.Sectors[b.next:] {
-		b.results = append(b.results, job.SectorResult{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest, Status: job.StatusCanceled})
+		b.results = append(b.results, job.SectorResult{SectorRef: ref, Status: job.StatusCanceled})
 		b.prog[ref.Identity()].Status = job.StatusCanceled
 	}
-	sort.Slice(b.results, func(i, j int) bool { return less(b.results[i].Ref(), b.results[j].Ref()) })
+	sort.Slice(b.results, func(i, j int) bool { return less(b.results[i].SectorRef, b.results[j].SectorRef) })
 	return job.BatchResult{BatchID: b.in.BatchID, Sectors: b.results}
 }
 

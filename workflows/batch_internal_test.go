@@ -34,7 +34,7 @@ func TestDrainSignalsBeforeContinueAsNew(t *testing.T) {
 	env.RegisterWorkflow(probe)
 	ref := job.SectorRef{ProverID: "aa", SectorID: 1, C1Digest: "d"}
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(job.SignalProgress, job.Progress{ProverID: "aa", SectorID: 1, C1Digest: "d", Status: job.StatusRunning, PartitionsDone: 3})
+		env.SignalWorkflow(job.SignalProgress, job.Progress{SectorRef: ref, Status: job.StatusRunning, PartitionsDone: 3})
 		env.SignalWorkflow(job.SignalCancel, nil)
 	}, time.Second)
 	env.ExecuteWorkflow(probe, job.BatchInput{BatchID: "b", Sectors: []job.SectorRef{ref}})

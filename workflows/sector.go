@@ -61,8 +61,8 @@ func newSectorRun(ctx workflow.Context, in job.SectorInput) *sectorRun {
 	}
 	return &sectorRun{
 		in: in, t: in.Timeouts.WithDefaults(), retries: retriesOf(in),
-		res:  job.SectorResult{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Status: job.StatusRunning, Started: workflow.Now(ctx)},
-		prog: job.Progress{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Status: job.StatusRunning},
+		res:  job.SectorResult{SectorRef: in.SectorRef, Status: job.StatusRunning, Started: workflow.Now(ctx)},
+		prog: job.Progress{SectorRef: in.SectorRef, Status: job.StatusRunning},
 	}
 }
 

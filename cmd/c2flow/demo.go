@@ -16,7 +16,6 @@ import (
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -152,7 +151,7 @@ func runDemo(ctx context.Context, args []string) error {
 		}
 	}
 	for _, s := range res.Sectors {
-		sub, ok := submitted[s.Ref().Identity()]
+		sub, ok := submitted[s.SectorRef.Identity()]
 		if !ok {
 			return fmt.Errorf("sector %d: in the batch's result, not among the submitted sectors", s.SectorID)
 		}
@@ -248,7 +247,7 @@ func (v *demoVerifier) verify(ctx context.Context, ref job.SectorRef, c1file str
 	if err != nil {
 		return err
 	}
-	sec, err := v.fc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
+	sec, err := v.fc.Decode(raw, ref)
 	if err != nil {
 		return err
 	}

@@ -176,15 +176,15 @@ func writeProofs(ctx context.Context, store *storage.Store, res job.BatchResult,
 		if s.C2Key == "" || s.Error != "" {
 			continue
 		}
-		_, proof, err := store.GetC2(ctx, s.Ref().Identity())
+		_, proof, err := store.GetC2(ctx, s.SectorRef.Identity())
 		if err != nil {
-			return fmt.Errorf("%s: read its C2: %w", s.Ref(), err)
+			return fmt.Errorf("%s: read its C2: %w", s.SectorRef, err)
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%s-%d.proof", s.ProverID, s.SectorID))
 		if err := os.WriteFile(path, proof, 0o644); err != nil {
-			return fmt.Errorf("%s: %w", s.Ref(), err)
+			return fmt.Errorf("%s: %w", s.SectorRef, err)
 		}
-		fmt.Fprintf(os.Stderr, "%s: %d bytes -> %s\n", s.Ref(), len(proof), path)
+		fmt.Fprintf(os.Stderr, "%s: %d bytes -> %s\n", s.SectorRef, len(proof), path)
 	}
 	return nil
 }
@@ -192,7 +192,7 @@ func writeProofs(ctx context.Context, store *storage.Store, res job.BatchResult,
 func printResult(res job.BatchResult) error {
 	failed := 0
 	for _, s := range res.Sectors {
-		line := fmt.Sprintf("%s: %s", s.Ref(), s.Status)
+		line := fmt.Sprintf("%s: %s", s.SectorRef, s.Status)
 		if s.C2Key != "" {
 			line += " -> " + s.C2Key
 		}
@@ -274,7 +274,7 @@ func runStatus(ctx context.Context, args []string) error {
 		if s.Partitions == 0 && (s.Status == job.StatusPending || s.Status == job.StatusRunning) {
 			parts = "partitions not counted yet (C1 being validated)"
 		}
-		fmt.Printf("  %s: %-9s %s\n", s.Ref(), s.Status, parts)
+		fmt.Printf("  %s: %-9s %s\n", s.SectorRef, s.Status, parts)
 	}
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
 )
 
@@ -72,7 +71,7 @@ func verifyFilecoin(ctx context.Context, c1Path, proofPath, dir string, cf *subm
 		return fmt.Errorf("verify: %s: %w", c1Path, err)
 	}
 	fc := c2.New(c2.Params{Dir: dir}, nil)
-	s, err := fc.Decode(raw, scheme.Ident{ProverID: ref.ProverID, SectorID: ref.SectorID, Proof: ref.Profile})
+	s, err := fc.Decode(raw, ref)
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", c1Path, err)
 	}

@@ -63,7 +63,7 @@ func TestDecodeIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: "StackedDrg2KiBV1_1"}
+	id := scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg2KiBV1_1"}
 	for name, b := range map[string][]byte{"raw": raw, "Commit2In": wrapped} {
 		sec, err := s.Decode(b, id)
 		if err != nil {
@@ -81,7 +81,7 @@ func TestDecodeIdentity(t *testing.T) {
 		}
 	}
 	anyProof := id
-	anyProof.Proof = ""
+	anyProof.Profile = ""
 	if _, err := s.Decode(raw, anyProof); err != nil {
 		t.Fatalf("undeclared proof: %v", err)
 	}
@@ -97,9 +97,9 @@ func TestDecodeIdentity(t *testing.T) {
 	}{
 		{"wrong prover id", raw, scheme.Ident{ProverID: seal.Hex32(otherProver), SectorID: 7}, []string{"replica_id", "sector 7"}, seal.ErrReplicaID},
 		{"wrong sector id", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 8}, []string{"replica_id", "sector 8"}, seal.ErrReplicaID},
-		{"wrong declared proof (V1)", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: "StackedDrg2KiBV1"}, []string{"declared proof StackedDrg2KiBV1", "registered_proof"}, c1.ErrProofMismatch},
-		{"wrong declared size", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: "StackedDrg8MiBV1_1"}, []string{"declared proof StackedDrg8MiBV1_1"}, c1.ErrProofMismatch},
-		{"foreign declared proof", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: "2KiB"}, []string{"declared proof", `"2KiB"`}, proofs.ErrUnknown},
+		{"wrong declared proof (V1)", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg2KiBV1"}, []string{"declared proof StackedDrg2KiBV1", "registered_proof"}, c1.ErrProofMismatch},
+		{"wrong declared size", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg8MiBV1_1"}, []string{"declared proof StackedDrg8MiBV1_1"}, c1.ErrProofMismatch},
+		{"foreign declared proof", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "2KiB"}, []string{"declared proof", `"2KiB"`}, proofs.ErrUnknown},
 		{"Commit2In SectorNum", wrapped, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 9}, []string{"SectorNum is 7", "id is 9"}, nil},
 		{"no prover id", raw, scheme.Ident{SectorID: 7}, []string{"no prover id"}, nil},
 		{"bad prover id", raw, scheme.Ident{ProverID: "0x12", SectorID: 7}, []string{"prover id", "0x12"}, nil},

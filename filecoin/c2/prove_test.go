@@ -59,7 +59,7 @@ func TestProve2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := s.Decode(raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: proof})
+	sec, err := s.Decode(raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: proof})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,8 +85,8 @@ func (s *Scheme) Decode(raw []byte, id scheme.Ident) (scheme.Sector, error) {
 // DecodeSector is Decode returning the concrete sector.
 func (s *Scheme) DecodeSector(raw []byte, id scheme.Ident) (*Sector, error) {
 	var opts []c1.Option
-	if id.Proof != "" {
-		p, err := proofs.Parse(id.Proof)
+	if id.Profile != "" {
+		p, err := proofs.Parse(id.Profile)
 		if err != nil {
 			return nil, fmt.Errorf("filecoin C1: declared proof: %w", err)
 		}
@@ -101,8 +101,8 @@ func (s *Scheme) DecodeSector(raw []byte, id scheme.Ident) (*Sector, error) {
 	}
 	a, err := c1.DecodeBytes(raw, opts...)
 	if err != nil {
-		if id.Proof != "" && errors.Is(err, c1.ErrProofMismatch) {
-			return nil, fmt.Errorf("filecoin C1: not of the declared proof %s: %w", id.Proof, err)
+		if id.Profile != "" && errors.Is(err, c1.ErrProofMismatch) {
+			return nil, fmt.Errorf("filecoin C1: not of the declared proof %s: %w", id.Profile, err)
 		}
 		return nil, fmt.Errorf("filecoin C1: %w", err)
 	}

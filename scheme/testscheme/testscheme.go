@@ -101,8 +101,8 @@ func (sc *Scheme) Decode(raw []byte, id scheme.Ident) (scheme.Sector, error) {
 	if c1.SectorID != id.SectorID {
 		return nil, fmt.Errorf("sector_id: the C1 is for sector %d, not %d", c1.SectorID, id.SectorID)
 	}
-	if id.Proof != "" && c1.Profile.Name != id.Proof {
-		return nil, fmt.Errorf("registered_proof: the C1 is a %s C1, %s was declared", c1.Profile.Name, id.Proof)
+	if id.Profile != "" && c1.Profile.Name != id.Profile {
+		return nil, fmt.Errorf("registered_proof: the C1 is a %s C1, %s was declared", c1.Profile.Name, id.Profile)
 	}
 	if p := hex.EncodeToString(c1.ProverID[:]); p != id.ProverID {
 		return nil, fmt.Errorf("prover_id: the C1 is for prover %s, not %s", p, id.ProverID)
