@@ -370,7 +370,7 @@ func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n 
 	if err != nil {
 		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
 	}
-	key := fmt.Sprintf("%d/%d/%s", in.SectorID, in.Partition, newHandle())
+	key := s.Partition() + "/" + newHandle() // the prover, sector and partition, then this copy
 	if err := h.spill.Put(ctx, key, data); err != nil {
 		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
 	}

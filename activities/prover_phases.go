@@ -274,7 +274,7 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 	}
 	id := in.Identity()
 	d := c.Digests()
-	m := storage.Manifest{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Profile: s.Proof(),
+	m := storage.Manifest{SectorRef: job.SectorRef{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Profile: s.Proof()},
 		Partitions: s.Partitions(), VKDigest: d.VK, PKDigest: d.PK, CircuitDigest: d.Circuit}
 	for _, pt := range in.Partitions {
 		m.PartitionMS = append(m.PartitionMS, storage.PartitionTime{Partition: pt.Partition, SynthMS: pt.SynthMS, QueueMS: pt.QueueMS, DeviceMS: pt.DeviceMS, FinalizeMS: pt.FinalizeMS})

@@ -89,7 +89,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err != nil || !lo.Found || lo.Valid || !strings.Contains(lo.Reason, "manifest") {
 		t.Fatalf("lookup of a C2 without manifest: %+v %v", lo, err)
 	}
-	if err := store.PutManifest(ctx, storage.Manifest{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest}, junk); err != nil {
+	if err := store.PutManifest(ctx, storage.Manifest{SectorRef: job.SectorRef{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest}}, junk); err != nil {
 		t.Fatal(err)
 	}
 	lo, err = h.LookupC2(ctx, ref)

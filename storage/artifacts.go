@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/c2flow/c2flow/job"
 )
 
 // C1Key, C2Key and ManifestKey are the keys of a sector's artifacts,
@@ -19,11 +21,10 @@ func ManifestKey(id string) string { return "c2/" + id + ".json" }
 
 // Manifest describes a stored C2 proof and what it was made from.
 type Manifest struct {
-	ProverID   string `json:"prover_id"`
-	SectorID   uint64 `json:"sector_id"`
-	C1Digest   string `json:"c1_digest"` // SHA-256 of the C1 bytes the proof was made from
-	Profile    string `json:"profile"`
-	Partitions int    `json:"partitions"`
+	// SectorRef is the sector's identity (its C1Digest the SHA-256 of the
+	// C1 bytes the proof was made from) and proof.
+	job.SectorRef
+	Partitions int `json:"partitions"`
 	// VKDigest is the SHA-256 of the verifying-key file that verified the
 	// proof before it was stored, PKDigest of the proving-key file it was
 	// made with (pk and vk swapped in storage do not go unnoticed);
@@ -34,11 +35,6 @@ type Manifest struct {
 	SHA256        string          `json:"sha256"` // of the proof object
 	ProofBytes    int             `json:"proof_bytes"`
 	PartitionMS   []PartitionTime `json:"partition_ms,omitempty"`
-}
-
-// Identity is the manifest's sector identity, as job.SectorRef.Identity.
-func (m Manifest) Identity() string {
-	return fmt.Sprintf("%s/%d/%s", m.ProverID, m.SectorID, m.C1Digest)
 }
 
 // PartitionTime are one partition's phase times in milliseconds.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
@@ -78,7 +79,7 @@ func TestConditionalPut(t *testing.T) {
 	st := srv.Store("c2flow")
 	ctx := context.Background()
 	a, b := []byte("proof A"), []byte("proof B")
-	m := storage.Manifest{ProverID: "aa", SectorID: 1, C1Digest: "d", Profile: "2KiB", Partitions: 1}
+	m := storage.Manifest{SectorRef: job.SectorRef{ProverID: "aa", SectorID: 1, C1Digest: "d", Profile: "2KiB"}, Partitions: 1}
 	key := storage.C2Key(m.Identity())
 	created, err := st.PutIfAbsent(ctx, key, a)
 	if err != nil || !created {
@@ -228,7 +229,7 @@ func TestPutC2ReplacesACorruptOrRejectedProof(t *testing.T) {
 	srv := s3test.Start(t)
 	st := srv.Store("c2flow")
 	ctx := context.Background()
-	m := storage.Manifest{ProverID: "aa", SectorID: 2, C1Digest: "d", Profile: "2KiB", Partitions: 1}
+	m := storage.Manifest{SectorRef: job.SectorRef{ProverID: "aa", SectorID: 2, C1Digest: "d", Profile: "2KiB"}, Partitions: 1}
 	key := storage.C2Key(m.Identity())
 	a, b, c := bytes.Repeat([]byte("A"), 1000), bytes.Repeat([]byte("B"), 1000), bytes.Repeat([]byte("C"), 1000)
 	if _, _, _, err := st.PutC2(ctx, m, a, nil); err != nil {
