@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -27,18 +26,11 @@ import (
 	"github.com/c2flow/c2flow/storage"
 )
 
-// filecoinStart matches the start of a Filecoin C1: a
-// SealCommitPhase1Output's registered_proof names a StackedDrg variant
-// (c2flow's own C1 names a profile there), a Commit2In wrapper has
-// Phase1Out.
-var filecoinStart = regexp.MustCompile(`"registered_proof"\s*:\s*"StackedDrg|(?i:"phase1out")`)
-
-// sniffBytes is how much of a file LooksFilecoin reads.
-const sniffBytes = 64 << 10
-
 // LooksFilecoin reports whether b, the start of a C1 file, is a
-// Filecoin C1's.
-func LooksFilecoin(b []byte) bool { return filecoinStart.Match(b[:min(len(b), sniffBytes)]) }
+// Filecoin C1's: Filecoin's scheme recognizes its head.
+func LooksFilecoin(b []byte) bool {
+	return c2.New(c2.Params{}, nil).Recognize(scheme.ReadHead(b))
+}
 
 // Public is the public data a Filecoin C1 is checked against, as given by
 // a user (flags); empty fields come from elsewhere (see PublicFor).

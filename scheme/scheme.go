@@ -43,6 +43,10 @@ type Scheme interface {
 	// Owns reports whether proof (a registered proof or profile name) is
 	// one of this scheme's.
 	Owns(proof string) bool
+	// Recognize reports whether a C1 file whose head (ReadHead of its
+	// first HeadBytes) is h is in this scheme's format: Set.Recognize
+	// routes a file by it.
+	Recognize(h Head) bool
 	// MaxC1Bytes bounds the size of a C1 of proof, checked before the C1
 	// is read, so a foreign object cannot exhaust a worker's memory.
 	MaxC1Bytes(proof string) (int64, error)

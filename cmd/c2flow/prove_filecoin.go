@@ -37,15 +37,15 @@ func (f *filecoinProveFlags) add(fs *flag.FlagSet) {
 // (c2.DefaultDir).
 func filecoinParamsDir() string { return c2.DefaultDir() }
 
-// looksFilecoin reports whether the start of a JSON file is a Filecoin
-// C1's (intake.LooksFilecoin).
+// looksFilecoin reports whether a C1 file is a Filecoin C1: Filecoin's
+// scheme recognizes its head (intake.LooksFilecoin).
 func looksFilecoin(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	b := make([]byte, 64<<10)
+	b := make([]byte, scheme.HeadBytes)
 	n, _ := io.ReadFull(f, b)
 	return intake.LooksFilecoin(b[:n])
 }

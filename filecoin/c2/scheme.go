@@ -61,6 +61,16 @@ func (s *Scheme) Owns(proof string) bool {
 	return err == nil
 }
 
+// Recognize implements scheme.Scheme: a SealCommitPhase1Output whose
+// registered_proof is a Filecoin seal proof, or a Commit2In wrapper
+// (SectorNum, Phase1Out), as lotus, Curio and lotus-bench write them.
+func (s *Scheme) Recognize(h scheme.Head) bool {
+	if p, ok := h.Strings["registered_proof"]; ok {
+		return s.Owns(p)
+	}
+	return h.Has("Phase1Out")
+}
+
 // MaxC1Bytes implements scheme.Scheme: c1.MaxInputSize, the bound the
 // decoder applies to either form (twice the longest compact C1 of the
 // proof, 4/3 of that for a Commit2In wrapper).

@@ -64,6 +64,17 @@ func (*Scheme) Owns(proof string) bool {
 	return proof == "" || slices.Contains(porep.ProfileNames(), proof)
 }
 
+// Recognize implements scheme.Scheme: a versioned C1 whose
+// registered_proof names a test-scheme profile.
+func (*Scheme) Recognize(h scheme.Head) bool {
+	p, ok := h.Strings["registered_proof"]
+	if !ok || p == "" || !h.Has("version") {
+		return false
+	}
+	_, err := porep.LookupProfile(p)
+	return err == nil
+}
+
 // MaxC1Bytes implements scheme.Scheme.
 func (*Scheme) MaxC1Bytes(proof string) (int64, error) {
 	if proof == "" {

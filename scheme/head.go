@@ -1,0 +1,87 @@
+package scheme
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// HeadBytes is how much of the start of a C1 file Recognize is given:
+// enough for the leading fields of every scheme's format.
+const HeadBytes = 64 << 10
+
+// Head is what the start of a C1 file says of itself: the names of its
+// top-level JSON fields in order, as far as the head reaches, and the
+// values of those that are strings read whole.
+type Head struct {
+	Fields  []string
+	Strings map[string]string
+}
+
+// Has reports whether the head has a top-level field named name, compared
+// without case (encoding/json matches field names so).
+func (h Head) Has(name string) bool {
+	for _, f := range h.Fields {
+		if strings.EqualFold(f, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadHead parses the top-level fields of a JSON object from the start of
+// a file (which may end mid-value: parsing stops there). It is a parse,
+// not a pattern: a field name inside a string or a nested object is not a
+// top-level field.
+func ReadHead(b []byte) Head {
+	h := Head{Strings: map[string]string{}}
+	dec := json.NewDecoder(bytes.NewReader(b[:min(len(b), HeadBytes)]))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return h
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return h
+		}
+		key, ok := t.(string)
+		if !ok {
+			return h
+		}
+		h.Fields = append(h.Fields, key)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return h // the head ends in this field's value
+		}
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			h.Strings[key] = s
+		}
+	}
+	return h
+}
+
+// Recognize returns the scheme whose C1 format the start of a file is
+// (each scheme's Recognize decides, from ReadHead's parse), or an error
+// naming what the file's head holds.
+func (s Set) Recognize(head []byte) (Scheme, error) {
+	h := ReadHead(head)
+	for _, sc := range s {
+		if sc.Recognize(h) {
+			return sc, nil
+		}
+	}
+	names := make([]string, len(s))
+	for i, sc := range s {
+		names[i] = sc.Name()
+	}
+	what := "no JSON object"
+	if len(h.Fields) > 0 {
+		what = fmt.Sprintf("fields %s", strings.Join(h.Fields[:min(len(h.Fields), 4)], ", "))
+		if p, ok := h.Strings["registered_proof"]; ok {
+			what += fmt.Sprintf(", registered_proof %q", p)
+		}
+	}
+	return nil, fmt.Errorf("not a C1 of any scheme (%s): its head has %s", strings.Join(names, ", "), what)
+}

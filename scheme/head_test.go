@@ -1,0 +1,52 @@
+package scheme_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme"
+)
+
+// A file is routed to the scheme whose format its head parses as: a
+// Filecoin SealCommitPhase1Output (registered_proof a seal proof) or
+// Commit2In wrapper, a test-scheme C1 (versioned, registered_proof a
+// profile), even when the head ends mid-value; a field name inside a
+// string or a nested object routes nothing, and an unknown file's error
+// says what its head holds.
+func TestSetRecognize(t *testing.T) {
+	set := scheme.Set{testscheme.New(params.DirStore{Root: t.TempDir()}), c2.New(c2.Params{Dir: t.TempDir()}, nil)}
+	long := strings.Repeat("7,", 40000) // past the head: the parse stops mid-value
+	for _, c := range []struct {
+		name, head, want string
+	}{
+		{"filecoin", `{"registered_proof":"StackedDrg2KiBV1_1","vanilla_proofs":{"StackedDrg2KiBV1":[[` + long, "filecoin"},
+		{"filecoin, spaced", "{\n  \"registered_proof\" : \"StackedDrg32GiBV1_1\" }", "filecoin"},
+		{"commit2in", `{"SectorNum":7,"Phase1Out":"eyJyZWdpc3RlcmVk` + long, "filecoin"},
+		{"commit2in, lower case", `{"sectornum":7,"phase1out":"eyJy"}`, "filecoin"},
+		{"test scheme", "{\n \"version\": 1,\n \"registered_proof\": \"32KiB\",\n \"sector_id\": 5,\n \"partitions\": [" + long, "c2flow"},
+		{"name inside a string", `{"note":"\"registered_proof\":\"StackedDrg2KiBV1_1\"","x":1}`, ""},
+		{"name inside an object", `{"meta":{"registered_proof":"StackedDrg2KiBV1_1"}}`, ""},
+		{"foreign proof", `{"registered_proof":"StackedDrg2KiBV9"}`, ""},
+		{"test profile without version", `{"registered_proof":"32KiB"}`, ""},
+		{"not JSON", "garbage", ""},
+	} {
+		sc, err := set.Recognize([]byte(c.head))
+		got := ""
+		if err == nil {
+			got = sc.Name()
+		}
+		if got != c.want {
+			t.Errorf("%s: recognized as %q (%v), want %q", c.name, got, err, c.want)
+		}
+		if c.want == "" && (err == nil || !strings.Contains(err.Error(), "not a C1 of any scheme")) {
+			t.Errorf("%s: error %v", c.name, err)
+		}
+	}
+	_, err := set.Recognize([]byte(`{"registered_proof":"StackedDrg2KiBV9"}`))
+	if !strings.Contains(err.Error(), `registered_proof "StackedDrg2KiBV9"`) {
+		t.Errorf("error does not say what the head holds: %v", err)
+	}
+}
