@@ -16,12 +16,8 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/metrics"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/scheme"
-	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -71,18 +67,8 @@ type Config struct {
 	// from the store's params/filecoin/. Every worker runs both schemes:
 	// c2flow's test scheme (keys in ParamsDir and the store) and Filecoin's.
 	FilecoinParams string
-	// Sim, if set, replaces proving with a simulation (package sim): its
-	// devices and phases run under this process's real workers, queues,
-	// budget and witness table. Only the simulation sets it.
-	Sim Simulator `json:"-"`
 	// ArrivalOrder serves devices first come (simulation comparisons).
 	ArrivalOrder bool
-}
-
-// Simulator gives a simulated host its devices and phases.
-type Simulator interface {
-	Slots(id string) (*gpu.Slots, error)
-	Phases(id string) Phases
 }
 
 // DefaultSectorCache is a host's default bound on decoded sectors kept:
@@ -114,15 +100,16 @@ type Worker struct {
 	synth   sdkworker.Worker // stopped first on shutdown
 }
 
-// New validates the configuration, builds the host's resources (devices,
-// schemes and keys, budget, activities) and registers its roles' Temporal
-// workers. Errors here are startup errors: a budget smaller than one
-// partition, missing keys, bad flags.
-func New(ctx context.Context, c client.Client, store *storage.Store, cfg Config) (*Worker, error) {
+// New validates the configuration, builds the host over deps (its phases,
+// devices and budget, assembled by the process: ProverDeps, or the
+// simulation's) with the spill and witness table, and registers its roles'
+// Temporal workers. Errors here are startup errors: bad flags, a missing
+// spill.
+func New(c client.Client, store *storage.Store, cfg Config, deps Deps) (*Worker, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	h, err := newHost(ctx, store, &cfg)
+	h, err := newHost(store, &cfg, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -172,10 +159,12 @@ func (cfg *Config) defaults() error {
 
 func (cfg *Config) has(role string) bool { return slices.Contains(cfg.Roles, role) }
 
-// newHost builds a host's resources: devices first (a build without CUDA
-// says so before any key loads), then the schemes and the keys of the
-// configured profiles, which size the budget, then the activities.
-func newHost(ctx context.Context, store *storage.Store, cfg *Config) (*Host, error) {
+// newHost builds the host over deps: its spill (which split roles need),
+// its witness table and finalize slots.
+func newHost(store *storage.Store, cfg *Config, deps Deps) (*Host, error) {
+	if deps.Phases == nil || deps.Slots == nil || deps.Budget == nil {
+		return nil, errors.New("worker host: phases, device slots and a budget are all needed")
+	}
 	spill, err := ParseSpill(cfg.Spill, store)
 	if err != nil {
 		return nil, err
@@ -183,98 +172,15 @@ func newHost(ctx context.Context, store *storage.Store, cfg *Config) (*Host, err
 	if spill == nil && (cfg.has(RoleSynth) || cfg.has(RoleDevice)) {
 		return nil, errors.New("roles synth and device need --spill (dir:PATH on a shared disk, or s3)")
 	}
-	var slots *gpu.Slots
-	if cfg.Sim != nil {
-		cfg.Backend = "sim"
-		slots, err = cfg.Sim.Slots(cfg.ID)
-	} else {
-		slots, err = gpu.NewBackendSlots(backendName(cfg.Backend), cfg.Devices, cfg.CPUDevices,
-			gpu.WithDeviceMemory(cfg.DeviceMemory), gpu.WithCUDALogger(cfg.Log))
-	}
-	if err != nil {
-		return nil, err
-	}
-	var phases Phases
-	var budget *Budget
-	if cfg.Sim != nil {
-		phases = cfg.Sim.Phases(cfg.ID)
-		if budget, err = NewBudget(max(cfg.PartitionWorkers, 1)); err != nil {
-			return nil, err
-		}
-	} else {
-		schemes := scheme.Set{
-			testscheme.New(params.Cache{Local: params.DirStore{Root: cfg.ParamsDir}, Remote: store},
-				testscheme.WithEarlyG2(cfg.EarlyG2), testscheme.WithLogger(cfg.Log)),
-			c2.New(filecoinParams(cfg, store), cfg.Log),
-		}
-		if budget, err = budgetFor(ctx, schemes, cfg); err != nil {
-			return nil, err
-		}
-		pp := &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize}
-		if n := cfg.SectorCache; n >= 0 {
-			if n == 0 {
-				n = DefaultSectorCache
-			}
-			pp.Sectors = NewSectorCache(n)
-		}
-		phases = pp
-	}
-	h := NewHost(cfg.ID, phases, slots, budget, cfg.Log)
+	h := NewHost(cfg.ID, deps.Phases, deps.Slots, deps.Budget, cfg.Log)
 	h.Hooks, h.Metrics, h.ArrivalOrder = cfg.Hooks, cfg.Metrics, cfg.ArrivalOrder
 	h.SetSpill(spill, cfg.has(RoleSynth))
 	fin := cfg.FinalizeSlots
 	if fin <= 0 {
-		fin = slots.Len()
+		fin = deps.Slots.Len()
 	}
 	h.SetFinalizeSlots(fin)
 	return h, nil
-}
-
-// filecoinParams says where the Filecoin scheme finds its parameters.
-func filecoinParams(cfg *Config, store *storage.Store) c2.Params {
-	p := c2.Params{Dir: cfg.FilecoinParams}
-	if store != nil {
-		p.Remote = store // storage.Store.Open: ErrNotFound matches fs.ErrNotExist
-	}
-	return p
-}
-
-// budgetFor loads the configured profiles' keys (a missing key is a
-// startup error, not a failed partition later) and returns the host's
-// budget: PartitionWorkers partitions, or MemoryBudget bytes, each
-// partition counted at its own PartitionBytes, a reservation not yet
-// sized at the smallest configured profile's. A configured profile whose
-// partition exceeds the whole budget is refused.
-func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (*Budget, error) {
-	var largest, smallest int64
-	var largestName string
-	for _, name := range cfg.Profiles {
-		sc, err := schemes.For(name)
-		if err != nil {
-			return nil, err
-		}
-		c, err := sc.Circuit(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("profile %s: %w", name, err)
-		}
-		b := c.PartitionBytes()
-		if b > largest {
-			largest, largestName = b, name
-		}
-		if smallest == 0 || b < smallest {
-			smallest = b
-		}
-	}
-	if cfg.MemoryBudget <= 0 {
-		return NewBudget(max(cfg.PartitionWorkers, 1))
-	}
-	if largest == 0 {
-		return nil, errors.New("--memory-budget needs --profiles to size a partition")
-	}
-	if cfg.MemoryBudget < largest {
-		return nil, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes): nothing could ever be synthesized", cfg.MemoryBudget, largestName, largest)
-	}
-	return NewByteBudget(cfg.MemoryBudget, smallest)
 }
 
 func (w *Worker) deviceNames() []string {

@@ -83,7 +83,12 @@ func runWorker(cfgJSON string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	w, err := activities.New(ctx, c, st, cfg.Host)
+	deps, err := activities.ProverDeps(ctx, st, cfg.Host)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 3
+	}
+	w, err := activities.New(c, st, cfg.Host, deps)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 3

@@ -11,7 +11,6 @@ import (
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
-	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/stack"
 )
@@ -82,9 +81,20 @@ type simulator struct {
 	rec *Recorder
 }
 
-func (s *simulator) Slots(id string) (*gpu.Slots, error) { return Slots(id, s.cfg.DevicesPerWorker) }
+// deps are a simulated host's: its modelled devices and phases, and the
+// real partition budget.
+func (s *simulator) deps(id string) (activities.Deps, error) {
+	slots, err := Slots(id, s.cfg.DevicesPerWorker)
+	if err != nil {
+		return activities.Deps{}, err
+	}
+	budget, err := activities.NewBudget(max(s.cfg.Budget, 1))
+	if err != nil {
+		return activities.Deps{}, err
+	}
+	return activities.Deps{Phases: NewPhases(id, s.cfg.Model, s.rec), Slots: slots, Budget: budget}, nil
+}
 
-func (s *simulator) Phases(id string) activities.Phases { return NewPhases(id, s.cfg.Model, s.rec) }
 
 // Run starts an embedded Temporal server (one history shard, SQLite, unless
 // Config says otherwise),
@@ -108,8 +118,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var workers []*activities.Worker
 	for i := 0; i < cfg.Workers; i++ {
 		// Each host polls through its own client, as separate hosts do.
-		w, err := st.AddWorker(ctx, activities.Config{ID: fmt.Sprintf("sim%02d", i), PartitionWorkers: cfg.Budget,
-			DrainTimeout: time.Second, Sim: sim, ArrivalOrder: cfg.ArrivalOrder, Log: cfg.Log}, true)
+		id := fmt.Sprintf("sim%02d", i)
+		deps, err := sim.deps(id)
+		if err != nil {
+			return nil, fmt.Errorf("sim worker %d: %w", i, err)
+		}
+		w, err := st.AddWorkerWith(ctx, activities.Config{ID: id, PartitionWorkers: cfg.Budget, Backend: "sim",
+			DrainTimeout: time.Second, ArrivalOrder: cfg.ArrivalOrder, Log: cfg.Log}, deps, true)
 		if err != nil {
 			return nil, fmt.Errorf("sim worker %d: %w", i, err)
 		}

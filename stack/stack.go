@@ -213,6 +213,16 @@ func (s *Stack) Dial(ctx context.Context) (client.Client, error) {
 // separate host would (the simulation's hosts); else through the
 // stack's.
 func (s *Stack) AddWorker(ctx context.Context, cfg activities.Config, ownClient bool) (*activities.Worker, error) {
+	deps, err := activities.ProverDeps(ctx, s.Store, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.AddWorkerWith(ctx, cfg, deps, ownClient)
+}
+
+// AddWorkerWith is AddWorker over deps the caller assembled (the
+// simulation's modelled phases and devices).
+func (s *Stack) AddWorkerWith(ctx context.Context, cfg activities.Config, deps activities.Deps, ownClient bool) (*activities.Worker, error) {
 	c := s.Client
 	r := &running{done: make(chan error, 1)}
 	if ownClient {
@@ -223,7 +233,7 @@ func (s *Stack) AddWorker(ctx context.Context, cfg activities.Config, ownClient 
 		r.client = c
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w, err := activities.New(wctx, c, s.Store, cfg)
+	w, err := activities.New(c, s.Store, cfg, deps)
 	if err != nil {
 		cancel()
 		if r.client != nil {

@@ -78,7 +78,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := activities.New(ctx, c, store, hc)
+	deps, err := activities.ProverDeps(ctx, store, hc)
+	if err != nil {
+		return err
+	}
+	w, err := activities.New(c, store, hc, deps)
 	if err != nil {
 		return err
 	}
