@@ -95,7 +95,6 @@ func (s *simulator) deps(id string) (activities.Deps, error) {
 	return activities.Deps{Phases: NewPhases(id, s.cfg.Model, s.rec), Slots: slots, Budget: budget}, nil
 }
 
-
 // Run starts an embedded Temporal server (one history shard, SQLite, unless
 // Config says otherwise),
 // Workers worker hosts in this process and a batch of Sectors simulated
