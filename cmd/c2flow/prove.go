@@ -13,6 +13,7 @@ import (
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
 )
 
@@ -97,7 +98,7 @@ func runProve(ctx context.Context, args []string) error {
 		return err
 	}
 	t0 := time.Now()
-	c2, _, err := testscheme.ProveSector(ctx, pr, keys, slots, c1, func(t testscheme.PartitionTimes) {
+	c2, _, err := testscheme.ProveSector(ctx, pr, keys, slots, c1, func(t scheme.PartitionTimes) {
 		fmt.Fprintf(os.Stderr, "partition %s: synth %v, device %v, finalize %v (verified)\n",
 			t.Partition, t.Synth.Round(time.Millisecond), t.Device.Round(time.Millisecond), t.Finalize.Round(time.Millisecond))
 	})

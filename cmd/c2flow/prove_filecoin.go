@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
@@ -112,40 +111,17 @@ func proveFilecoin(ctx context.Context, in, out, paramsDir string, f *filecoinPr
 	if err != nil {
 		return err
 	}
-	pr := circ.Prover()
-	pr.EarlyG2 = pf.EarlyG2
+	circ.Prover().EarlyG2 = pf.EarlyG2
 
 	parts := sec.Partitions()
 	tProve := time.Now()
-	enc := make([][]byte, parts)
-	for k := range parts {
-		sol, err := circ.Synthesize(ctx, sec, k)
-		if err != nil {
-			return fmt.Errorf("prove: %w", err)
-		}
-		id, tSynth := sol.Partition, sol.SynthTime
-		td := time.Now()
-		partial, err := pr.Start(ctx, slots, sol)
-		if err != nil {
-			return fmt.Errorf("prove %s: %w", id, err)
-		}
-		tDevice := time.Since(td)
-		gproof, tFinish, err := pr.Finish(ctx, partial)
-		if err != nil {
-			return fmt.Errorf("prove %s: %w", id, err)
-		}
-		if enc[k], err = circ.EncodePartition(gproof); err != nil {
-			return fmt.Errorf("prove %s: %w", id, err)
-		}
-		fmt.Fprintf(logw, "partition %s: synth %v, device %v (NTT %v, MSM %v), finalize %v%s\n", id,
-			tSynth.Round(time.Millisecond), tDevice.Round(time.Millisecond), partial.NTTTime.Round(time.Millisecond),
-			partial.MSMTime.Round(time.Millisecond), tFinish.Round(time.Millisecond), dev)
-		sol, partial = nil, nil
-		debug.FreeOSMemory()
-	}
-	b, err := circ.Assemble(sec, enc)
+	b, _, err := scheme.ProveDirect(ctx, circ, sec, slots, func(t scheme.PartitionTimes) {
+		fmt.Fprintf(logw, "partition %s: synth %v, device %v (NTT %v, MSM %v), finalize %v%s\n", t.Partition,
+			t.Synth.Round(time.Millisecond), t.Device.Round(time.Millisecond), t.NTT.Round(time.Millisecond),
+			t.MSM.Round(time.Millisecond), t.Finalize.Round(time.Millisecond), dev)
+	})
 	if err != nil {
-		return fmt.Errorf("prove %s: %w", in, err)
+		return fmt.Errorf("prove %s: nothing written: %w", in, err)
 	}
 	tv := time.Now()
 	if err := circ.VerifyC2(sec, b); err != nil {
