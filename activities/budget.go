@@ -31,6 +31,7 @@ type Budget struct {
 	max     int64         // units
 	floor   int64         // units a reservation not yet sized counts for
 	used    int64         // units acquired by running syntheses and held by witnesses
+	keys    int64         // bytes of loaded proving keys, out of a byte budget's max
 	waiting int64         // units asked by syntheses waiting in Acquire
 	// reserved counts slots reserved by the poller (running or polling);
 	// sized those whose synthesis called Acquire and has not yet held or
@@ -74,7 +75,7 @@ var _ sdkworker.SlotSupplier = (*Budget)(nil)
 // admitsLocked says whether one more reservation fits.
 func (b *Budget) admitsLocked() bool {
 	unsized := int64(b.reserved - b.sized - b.converting)
-	return !b.frozen && b.used+b.waiting+(unsized+1)*b.floor <= b.max
+	return !b.frozen && b.used+b.waiting+b.keysLocked()+(unsized+1)*b.floor <= b.max
 }
 
 // ReserveSlot implements sdkworker.SlotSupplier: it blocks while the budget is full.
@@ -135,6 +136,29 @@ func (b *Budget) ReleaseSlot(info sdkworker.SlotReleaseInfo) {
 // for at once, max partitions or max/floor.
 func (b *Budget) MaxSlots() int { return int(b.max / b.floor) }
 
+// keysLocked is what loaded keys take of the budget: their bytes in a
+// byte budget, nothing in a partition budget.
+func (b *Budget) keysLocked() int64 {
+	if b.bytes {
+		return b.keys
+	}
+	return 0
+}
+
+// HoldKeys counts n bytes of proving keys a circuit loaded on this host: a
+// byte budget holds them beside the partitions for as long as the process
+// runs (keys are kept once loaded). It returns an error when the keys
+// leave no room for a partition of floor bytes.
+func (b *Budget) HoldKeys(name string, n int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.keys += n
+	if b.bytes && b.keys+b.floor > b.max {
+		return fmt.Errorf("the keys loaded on this host (%s: %d bytes, %d in all) leave less than one partition (%d bytes) of the memory budget of %d bytes", name, n, b.keys, b.floor, b.max)
+	}
+	return nil
+}
+
 // units is what a partition of n bytes counts for.
 func (b *Budget) units(n int64) int64 {
 	if b.bytes {
@@ -150,13 +174,21 @@ func (b *Budget) units(n int64) int64 {
 // Giveback.
 func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	u := b.units(n)
-	if u > b.max {
-		return fmt.Errorf("a partition of %d bytes exceeds this host's memory budget of %d bytes", n, b.max)
-	}
 	b.mu.Lock()
+	if room := b.max - b.keysLocked(); u > room {
+		b.mu.Unlock()
+		return fmt.Errorf("a partition of %d bytes exceeds this host's memory budget of %d bytes (%d beside the loaded keys)", n, b.max, room)
+	}
 	b.sized++
 	b.waiting += u
-	for b.used+u > b.max {
+	for b.used+b.keysLocked()+u > b.max {
+		if room := b.max - b.keysLocked(); u > room { // keys loaded meanwhile
+			b.waiting -= u
+			b.sized--
+			b.notifyLocked()
+			b.mu.Unlock()
+			return fmt.Errorf("a partition of %d bytes exceeds what this host's memory budget of %d bytes leaves beside the loaded keys (%d)", n, b.max, room)
+		}
 		ch := b.changed
 		b.mu.Unlock()
 		select {
@@ -226,6 +258,7 @@ type BudgetStats struct {
 	InFlight  int   `json:"in_flight"`
 	Peak      int   `json:"peak"`
 	HeldBytes int64 `json:"held_bytes"`
+	KeyBytes  int64 `json:"key_bytes"` // of the proving keys loaded (held out of a byte budget)
 }
 
 // Stats returns the budget's counters; Peak is the most partitions ever in
@@ -233,7 +266,7 @@ type BudgetStats struct {
 func (b *Budget) Stats() BudgetStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := BudgetStats{Max: b.MaxSlots(), Running: b.running, Held: b.held, InFlight: b.running + b.held, Peak: b.peak, HeldBytes: b.heldBytes}
+	s := BudgetStats{Max: b.MaxSlots(), Running: b.running, Held: b.held, InFlight: b.running + b.held, Peak: b.peak, HeldBytes: b.heldBytes, KeyBytes: b.keys}
 	if b.bytes {
 		s.MaxBytes = b.max
 	}

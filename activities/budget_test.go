@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,5 +142,53 @@ func TestPartitionBudgetCounts(t *testing.T) {
 	}
 	if _, ok := reserve(t, b); ok {
 		t.Fatal("a third partition admitted by a budget of 2")
+	}
+}
+
+// Proving keys loaded on a host are held out of its byte budget: a
+// partition must fit beside them, a reservation counts them, and keys that
+// leave no room for the smallest partition are an error. A partition
+// budget only reports them.
+func TestByteBudgetHoldsKeys(t *testing.T) {
+	ctx := context.Background()
+	const gb = int64(1) << 30
+	b, err := NewByteBudget(10*gb, gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.HoldKeys("32GiB-sized", 4*gb); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Acquire(ctx, 7*gb); err == nil || !strings.Contains(err.Error(), "beside the loaded keys") {
+		t.Fatalf("a 7 GB partition beside 4 GB of keys in 10 GB: %v", err)
+	}
+	if _, ok := reserve(t, b); !ok {
+		t.Fatal("no reservation with 6 GB free")
+	}
+	if err := b.Acquire(ctx, 5*gb); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reserve(t, b); !ok {
+		t.Fatal("no reservation with 1 GB free")
+	}
+	if _, ok := reserve(t, b); ok {
+		t.Fatal("a reservation beyond keys + used + the floor")
+	}
+	if s := b.Stats(); s.KeyBytes != 4*gb {
+		t.Fatalf("stats %+v", s)
+	}
+	if err := b.HoldKeys("another", 6*gb); err == nil {
+		t.Fatal("keys leaving no room for a partition were accepted")
+	}
+
+	pb, err := NewBudget(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pb.HoldKeys("big", 100*gb); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reserve(t, pb); !ok {
+		t.Fatal("a partition budget rations by keys")
 	}
 }

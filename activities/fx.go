@@ -8,6 +8,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
@@ -46,7 +47,23 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 	if err != nil {
 		return Deps{}, err
 	}
-	pp := &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize}
+	pp := &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize,
+		Keys: budget}
+	// The configured profiles' keys, loaded by budgetFor, are held from
+	// the start; others are counted as a synthesis first loads them.
+	for _, name := range cfg.Profiles {
+		sc, err := schemes.For(name)
+		if err != nil {
+			return Deps{}, err
+		}
+		c, err := sc.Circuit(ctx, name)
+		if err != nil {
+			return Deps{}, fmt.Errorf("profile %s: %w", name, err)
+		}
+		if err := pp.countKeys(name, c); err != nil {
+			return Deps{}, err
+		}
+	}
 	if n := cfg.SectorCache; n >= 0 {
 		if n == 0 {
 			n = DefaultSectorCache
@@ -69,11 +86,13 @@ func filecoinParams(cfg *Config, store *storage.Store) c2.Params {
 // startup error, not a failed partition later) and returns the host's
 // budget: PartitionWorkers partitions, or MemoryBudget bytes, each
 // partition counted at its own PartitionBytes, a reservation not yet
-// sized at the smallest configured profile's. A configured profile whose
-// partition exceeds the whole budget is refused.
+// sized at the smallest configured profile's, the loaded keys held beside
+// them. A configured profile whose partition does not fit beside the keys
+// is refused.
 func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (*Budget, error) {
-	var largest, smallest int64
+	var largest, smallest, keyBytes int64
 	var largestName string
+	seen := map[*prover.Keys]bool{}
 	for _, name := range cfg.Profiles {
 		sc, err := schemes.For(name)
 		if err != nil {
@@ -82,6 +101,10 @@ func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (*Budget, e
 		c, err := sc.Circuit(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: %w", name, err)
+		}
+		if k := c.Prover().Keys; !seen[k] {
+			seen[k] = true
+			keyBytes += k.Bytes()
 		}
 		b := c.PartitionBytes()
 		if b > largest {
@@ -97,8 +120,9 @@ func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (*Budget, e
 	if largest == 0 {
 		return nil, errors.New("--memory-budget needs --profiles to size a partition")
 	}
-	if cfg.MemoryBudget < largest {
-		return nil, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes): nothing could ever be synthesized", cfg.MemoryBudget, largestName, largest)
+	if cfg.MemoryBudget < largest+keyBytes {
+		return nil, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes) beside the configured profiles' keys (%d bytes): it could never be synthesized",
+			cfg.MemoryBudget, largestName, largest, keyBytes)
 	}
 	return NewByteBudget(cfg.MemoryBudget, smallest)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -29,6 +30,33 @@ type ProverPhases struct {
 	FaultyFinalize bool
 	// Sectors, if set, keeps decoded sectors across the phases.
 	Sectors *SectorCache
+	// Keys, if set, is told the bytes of every circuit's keys as this
+	// host loads them (the budget holds them).
+	Keys interface {
+		HoldKeys(name string, n int64) error
+	}
+
+	mu      sync.Mutex
+	counted map[*prover.Keys]bool
+}
+
+// countKeys tells Keys about a circuit's keys the first time this host
+// uses them.
+func (p *ProverPhases) countKeys(proof string, c scheme.Circuit) error {
+	if p.Keys == nil {
+		return nil
+	}
+	k := c.Prover().Keys
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.counted[k] {
+		return nil
+	}
+	if p.counted == nil {
+		p.counted = map[*prover.Keys]bool{}
+	}
+	p.counted[k] = true
+	return p.Keys.HoldKeys(proof, k.Bytes())
 }
 
 var _ Phases = (*ProverPhases)(nil)
@@ -96,7 +124,13 @@ func (p *ProverPhases) circuit(ctx context.Context, s scheme.Sector) (scheme.Cir
 		return nil, err
 	}
 	c, err := sc.Circuit(ctx, s.Proof())
-	return c, noKeys(err)
+	if err != nil {
+		return nil, noKeys(err)
+	}
+	if err := p.countKeys(s.Proof(), c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // noKeys makes missing keys a non-retryable NoKeys: an operator's fix.
@@ -187,6 +221,9 @@ func (p *ProverPhases) PartitionBytes(ctx context.Context, ref job.SectorRef) (i
 			c, err := sc.Circuit(ctx, ref.Profile)
 			if err != nil {
 				return 0, noKeys(err)
+			}
+			if err := p.countKeys(ref.Profile, c); err != nil {
+				return 0, err
 			}
 			return c.PartitionBytes(), nil
 		}

@@ -123,7 +123,7 @@ func New(c client.Client, store *storage.Store, cfg Config, deps Deps) (*Worker,
 	if err := w.register(c); err != nil {
 		return nil, err
 	}
-	cfg.Log.Info("worker ready", "id", cfg.ID, "roles", cfg.Roles, "devices", w.deviceNames(), "partition_budget", h.Budget.Stats().Max, "backend", backendName(cfg.Backend))
+	cfg.Log.Info("worker ready", "id", cfg.ID, "roles", cfg.Roles, "devices", w.deviceNames(), "partition_budget", h.Budget.Stats().Max, "key_bytes", h.Budget.Stats().KeyBytes, "backend", backendName(cfg.Backend))
 	return w, nil
 }
 

@@ -44,6 +44,18 @@ type Keys struct {
 	Digest string
 }
 
+// Bytes is the memory the keys' points hold: G1 A, B, K and Z, G2 B (the
+// affine points gnark holds, as many bytes as a .params file's
+// uncompressed ones).
+func (k *Keys) Bytes() int64 {
+	if k == nil || k.PK == nil {
+		return 0
+	}
+	pk := k.PK
+	g1 := len(pk.G1.A) + len(pk.G1.B) + len(pk.G1.K) + len(pk.G1.Z)
+	return int64(g1)*curve.SizeOfG1AffineUncompressed + int64(len(pk.G2.B))*curve.SizeOfG2AffineUncompressed
+}
+
 // Prover proves partitions of one circuit with its keys.
 type Prover struct {
 	Keys *Keys
