@@ -8,7 +8,7 @@ import (
 
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/porep/poreptest"
-	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 )
 
 // Proofs whose device phase ran on the GPU verify with gnark's verifier.
