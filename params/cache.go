@@ -26,6 +26,10 @@ type Cache struct {
 	Remote Remote
 }
 
+func (c Cache) lockSetup(ctx context.Context, profile string) (func(), error) {
+	return c.Local.lockSetup(ctx, profile)
+}
+
 // Open implements Store.
 func (c Cache) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	rc, err := c.Local.Open(ctx, key)

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/c2flow/c2flow/internal/flock"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -101,6 +102,19 @@ func Load(ctx context.Context, store Store, p porep.Profile, log *slog.Logger) (
 	k, err := load(ctx, store, p, log)
 	if err == nil || !errors.Is(err, ErrNotFound) {
 		return k, err
+	}
+	// Processes sharing a key directory make one setup: the others wait
+	// for it and read its keys (two setups would leave proofs made with
+	// one and verified with the other).
+	if l, ok := store.(setupLocker); ok {
+		unlock, err := l.lockSetup(ctx, p.Name)
+		if err != nil {
+			return nil, fmt.Errorf("development setup of %s: %w", p.Name, err)
+		}
+		defer unlock()
+		if k, err = load(ctx, store, p, log); err == nil || !errors.Is(err, ErrNotFound) {
+			return k, err
+		}
 	}
 	log = logger(log).With("profile", p.Name, "digest", k.Digest, "constraints", k.CCS.GetNbConstraints())
 	log.Warn("no keys for this circuit: running groth16.Setup, a SINGLE-PARTY DEVELOPMENT SETUP whose keys must never secure real sectors")
@@ -442,6 +456,19 @@ type Quarantiner interface {
 
 // DirStore is a Store in a local directory: the param cache of a worker.
 type DirStore struct{ Root string }
+
+// setupLocker is a store whose processes serialize their setups.
+type setupLocker interface {
+	lockSetup(ctx context.Context, profile string) (func(), error)
+}
+
+// lockSetup locks the directory's setups of profile (Root/.setup-lock-P).
+func (d DirStore) lockSetup(ctx context.Context, profile string) (func(), error) {
+	if err := os.MkdirAll(d.Root, 0o755); err != nil {
+		return nil, err
+	}
+	return flock.Lock(ctx, filepath.Join(d.Root, ".setup-lock-"+profile))
+}
 
 // Open implements Store.
 func (d DirStore) Open(_ context.Context, key string) (io.ReadCloser, error) {

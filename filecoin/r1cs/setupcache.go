@@ -2,12 +2,9 @@ package r1cs
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"github.com/c2flow/c2flow/internal/flock"
 	"os"
 	"path/filepath"
-	"syscall"
-	"time"
 )
 
 // SetupCache is where DEVELOPMENT Groth16 setups (single-party, whose toxic
@@ -35,28 +32,5 @@ func DefaultSetupCache() SetupCache {
 	return SetupCache{Dir: filepath.Join(os.TempDir(), "c2flow-setups")}
 }
 
-// LockFile takes an exclusive flock on path (created if need be), polling
-// so that ctx can end the wait; the returned func releases it. Processes
-// sharing an on-disk cache serialize on it.
-func LockFile(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("waiting for %s: %w", path, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
+// LockFile is flock.Lock: an exclusive lock on path that ctx can end.
+func LockFile(ctx context.Context, path string) (func(), error) { return flock.Lock(ctx, path) }
