@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -131,7 +132,7 @@ func TestProve2KiB(t *testing.T) {
 	if known, _ := c2.PartitionBytes(proof); known != pb {
 		t.Fatalf("PartitionBytes(%s) %d, the loaded circuit's %d", proof, known, pb)
 	}
-	if sol.Partition != seal.Hex32(testProver)+"/7/0" {
+	if sol.Partition != hex.EncodeToString(testProver[:])+"/7/0" {
 		t.Fatalf("partition id %q", sol.Partition)
 	}
 	if _, err := circ.Synthesize(ctx, sec, 1); err == nil || !strings.Contains(err.Error(), "7/1") || !strings.Contains(err.Error(), "DEVELOPMENT SETUP") {
