@@ -221,7 +221,7 @@ func TestProve2KiB(t *testing.T) {
 	}
 	wantErr(t, "short C2", circ.VerifyC2(sec, c2b[:191]), nil, "191 bytes", "192")
 	wantErr(t, "long C2", circ.VerifyC2(sec, append(bytes.Clone(c2b), 0)), nil, "193 bytes")
-	wantErr(t, "assemble garbage", func() error { _, err := circ.Assemble(sec, [][]byte{make([]byte, 192)}); return err }(), nil, "partition 7/0")
+	wantErr(t, "assemble garbage", func() error { _, err := circ.Assemble(sec, [][]byte{make([]byte, 192)}); return err }(), nil, "partition "+hex.EncodeToString(testProver[:])+"/7/0")
 	wantErr(t, "assemble two", func() error { _, err := circ.Assemble(sec, [][]byte{enc, enc}); return err }(), nil, "2 partition proofs")
 
 	// The loaded circuit is this process's verifier; a process without it
