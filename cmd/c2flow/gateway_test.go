@@ -192,6 +192,13 @@ func startDevCuzk(t testing.TB, extra ...string) *devWithCuzk {
 	return d
 }
 
+// gatewayCmd is `c2flow gateway` listening on addr against this stack. It
+// keeps its .vk files in the test's directory: the machine-wide default
+// could hold another run's development setup of the same name.
+func (d *devWithCuzk) gatewayCmd(addr string) []string {
+	return append([]string{"gateway", "--listen", addr, "--gateway-filecoin-params", filepath.Join(d.dir, "gateway-filecoin")}, d.gatewayArgs...)
+}
+
 // syntheses is the dev worker's synthesis count (its stats file).
 func (d *devWithCuzk) syntheses(t testing.TB) int {
 	t.Helper()
@@ -389,7 +396,7 @@ func TestGatewayRefusesAndForwards(t *testing.T) {
 	d := startDevCuzk(t, "--forward", up.addr)
 	// A second gateway, standalone, on the same fleet and without --forward.
 	gwAddr := freeAddr(t)
-	gw := startC2flow(t, d.dir, "gateway", append([]string{"gateway", "--listen", gwAddr}, d.gatewayArgs...)...)
+	gw := startC2flow(t, d.dir, "gateway", d.gatewayCmd(gwAddr)...)
 	gw.waitFor("c2flow gateway: cuzk.v1.ProvingEngine", time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -645,7 +652,7 @@ func TestGatewayPlaysCurio(t *testing.T) {
 	// A standalone gateway killed during a Prove; the client's retry, to
 	// the restarted gateway, gets the proof: the sector proved once.
 	gwAddr := freeAddr(t)
-	gwArgs := append([]string{"gateway", "--listen", gwAddr}, d.gatewayArgs...)
+	gwArgs := d.gatewayCmd(gwAddr)
 	gw := startC2flow(t, d.dir, "gateway", gwArgs...)
 	gw.waitFor("c2flow gateway: cuzk.v1.ProvingEngine", time.Minute)
 	f := sealForMiner(t, miner, 6)
