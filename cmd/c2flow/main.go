@@ -33,7 +33,7 @@ func commands() map[string]command {
 		"bench":   {"bench prover|batch|stats|compare: split prover vs gnark, pipeline batches, distributions, regressions vs noise", runBench},
 		"server":  {"server --db postgres://USER@HOST:PORT/DBNAME --history-shards N: the Temporal server c2flow embeds on PostgreSQL, plus the Web UI", runServer},
 		"dev":     {"embedded stack: Temporal (SQLite) + S3 (versitygw) + one worker, in this process", runDev},
-		"demo":    {"seal a small batch, prove it through the embedded stack, verify and summarize", runDemo},
+		"demo":    {"seal one batch of Filecoin 2KiB and test-scheme sectors, prove it through the embedded stack, verify and summarize", runDemo},
 		"submit":  {"upload C1 files and submit them as a batch (--wait to follow it)", runSubmit},
 		"status":  {"a batch's progress", runStatus},
 		"gateway": {"serve cuzk's gRPC protocol (Curio's [Cuzk] Address) from the fleet: PoRep C2 proved here, other kinds forwarded (--forward) or refused", runGateway},

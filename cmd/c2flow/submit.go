@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -208,77 +207,6 @@ func printResult(res job.BatchResult) error {
 	return nil
 }
 
-// queryCmd parses a read-only command's flags (Temporal, log, --json),
-// checks its positional arguments and dials Temporal.
-func queryCmd(ctx context.Context, name string, args []string, nargs int, usage string) (client.Client, []string, bool, error) {
-	fs := newFlags(name)
-	var tf cliflags.Temporal
-	var lf cliflags.Log
-	tf.Add(fs)
-	lf.Add(fs, "warn")
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, false, err
-	}
-	if fs.NArg() != nargs {
-		return nil, nil, false, fmt.Errorf("usage: c2flow %s [flags]%s", name, usage)
-	}
-	log, err := lf.Logger()
-	if err != nil {
-		return nil, nil, false, err
-	}
-	c, err := tf.Dial(ctx, log)
-	return c, fs.Args(), *asJSON, err
-}
-
-func printJSON(v any) {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	fmt.Println(string(b))
-}
-
-func runStatus(ctx context.Context, args []string) error {
-	c, pos, asJSON, err := queryCmd(ctx, "status", args, 1, " BATCH-ID")
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	// A run closed from outside still answers the query from its history
-	// ("running"): its status comes first.
-	st, err := batch.State(ctx, c, pos[0])
-	if err != nil {
-		return err
-	}
-	if st.Closed() && !st.Completed() {
-		why := ""
-		if st.Reason != "" {
-			why = ": " + st.Reason
-		}
-		if asJSON {
-			printJSON(map[string]string{"batch_id": pos[0], "state": st.Name(), "reason": st.Reason})
-		} else {
-			fmt.Printf("batch %s: %s%s\n", pos[0], st.Name(), why)
-		}
-		return fmt.Errorf("batch %s did not complete: its workflow %s was %s%s", pos[0], job.BatchWorkflowID(pos[0]), st.Name(), why)
-	}
-	p, err := batch.Progress(ctx, c, pos[0])
-	if err != nil {
-		return fmt.Errorf("progress of batch %s: %w", pos[0], err)
-	}
-	if asJSON {
-		printJSON(p)
-		return nil
-	}
-	fmt.Printf("batch %s: %d sectors%s\n", p.BatchID, p.Total, map[bool]string{true: " (canceled)"}[p.Canceled])
-	for _, s := range p.Sectors {
-		parts := fmt.Sprintf("partitions %d/%d done, %d failed, %d re-syntheses", s.PartitionsDone, s.Partitions, s.PartitionsFailed, s.Resyntheses)
-		if s.Partitions == 0 && (s.Status == job.StatusPending || s.Status == job.StatusRunning) {
-			parts = "partitions not counted yet (C1 being validated)"
-		}
-		fmt.Printf("  %s: %-9s %s\n", s.SectorRef, s.Status, parts)
-	}
-	return nil
-}
-
 // progressBar redraws one line on a terminal and prints plain lines when
 // the progress changes otherwise.
 type progressBar struct {
@@ -340,24 +268,4 @@ func (b *progressBar) done() {
 	if b.tty && b.last != "" {
 		fmt.Fprintln(b.f)
 	}
-}
-
-func runFleet(ctx context.Context, args []string) error {
-	c, _, asJSON, err := queryCmd(ctx, "fleet", args, 0, "")
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ps, err := batch.Fleet(ctx, c)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		printJSON(ps)
-		return nil
-	}
-	for _, p := range ps {
-		fmt.Printf("%-14s %-8s last seen %-8s %s\n", p.Queue, p.Kind, time.Since(p.LastSeen).Round(time.Second), p.Identity)
-	}
-	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/c2flow/c2flow/batch"
-	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/params"
@@ -114,35 +112,4 @@ func readProofFile(path string, max int64, expected string) ([]byte, error) {
 		return nil, fmt.Errorf("verify: proof file %s is over %d bytes; %s is %d: not its proof", path, max, expected, max)
 	}
 	return b, nil
-}
-
-// runCancel asks a batch to cancel: sectors not started are not started,
-// sectors in flight are canceled; a sector already storing its C2 finishes
-// and is reported proved, so the result says exactly what was stored.
-func runCancel(ctx context.Context, args []string) error {
-	fs := newFlags("cancel")
-	var tf cliflags.Temporal
-	var lf cliflags.Log
-	tf.Add(fs)
-	lf.Add(fs, "warn")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: c2flow cancel [flags] BATCH-ID")
-	}
-	log, err := lf.Logger()
-	if err != nil {
-		return err
-	}
-	c, err := tf.Dial(ctx, log)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := batch.Cancel(ctx, c, fs.Arg(0)); err != nil {
-		return fmt.Errorf("cancel batch %s: %w", fs.Arg(0), err)
-	}
-	fmt.Printf("batch %s: cancel requested; `c2flow status %s` shows what was stored\n", fs.Arg(0), fs.Arg(0))
-	return nil
 }

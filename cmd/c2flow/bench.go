@@ -355,3 +355,51 @@ func splitSides(args []string) ([]string, []string, error) {
 	}
 	return nil, nil, fmt.Errorf("usage: c2flow bench compare BASE NEW, or BASE1 BASE2 ... vs NEW1 NEW2 ... (replicates)")
 }
+
+func runBench(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: c2flow bench prover|batch|stats|compare [flags]")
+	}
+	switch args[0] {
+	case "prover":
+		return runBenchProver(ctx, args[1:])
+	case "batch":
+		return runBenchBatch(ctx, args[1:])
+	case "stats":
+		return runBenchStats(args[1:])
+	case "compare":
+		return runBenchCompare(args[1:])
+	}
+	return fmt.Errorf("unknown bench command %q (prover, batch, stats, compare)", args[0])
+}
+
+func runBenchProver(ctx context.Context, args []string) error {
+	fs := newFlags("bench prover")
+	profile := fs.String("profile", "32KiB", "profile")
+	runs := fs.Int("runs", 3, "alternating runs of each prover")
+	var pf proverFlags
+	pf.add(fs)
+	pf.Level = "warn"
+	pf.logFlags.add(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p, err := porep.LookupProfile(*profile)
+	if err != nil {
+		return err
+	}
+	pr, keys, slots, err := pf.prover(ctx, p)
+	if err != nil {
+		return err
+	}
+	s, err := porep.Seal(p, TestSectorInfo(1))
+	if err != nil {
+		return err
+	}
+	rep, err := bench.ProverBench(ctx, pr, keys, slots, s.C1(), *runs)
+	if err != nil {
+		return err
+	}
+	rep.Print(os.Stdout)
+	return nil
+}

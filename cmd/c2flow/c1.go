@@ -7,24 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
-	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/intake"
 )
-
-// defaultProverID is the prover id of c2flow's Filecoin test sectors: the
-// same bytes as TestSectorInfo's.
-func defaultProverID() [32]byte {
-	var id [32]byte
-	copy(id[:], "c2flow test prover")
-	return id
-}
 
 // filecoinSealFlags are c2flow seal's flags for Filecoin sectors.
 type filecoinSealFlags struct {
@@ -37,81 +27,6 @@ func (f *filecoinSealFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.proof, "proof", "", "seal Filecoin sectors of this registered seal proof (e.g. StackedDrg2KiBV1_1) instead of a --profile; writes <sector-id>.c1.json (SealCommitPhase1Output JSON as filecoin-ffi writes it) and sectors.json (public data)")
 	fs.StringVar(&f.proverID, "prover-id", "", "the 32-byte prover id in hex (default: the bytes of \"c2flow test prover\"); a sector is (prover id, sector number, C1 digest)")
 	fs.BoolVar(&f.sparse, "sparse", false, "with --proof: seal committed-capacity sectors sparsely (only the opened nodes hold real labels; seconds for any size, automatic above 512MiB); see filecoin/seal.SealSparse")
-}
-
-// runFilecoinSeal seals n Filecoin test sectors from sector id first.
-func runFilecoinSeal(ctx context.Context, fs *flag.FlagSet, f *filecoinSealFlags, n int, first uint64, out string) error {
-	var profileSet bool
-	fs.Visit(func(fl *flag.Flag) { profileSet = profileSet || fl.Name == "profile" })
-	if profileSet {
-		return fmt.Errorf("--proof and --profile are exclusive")
-	}
-	info, err := proofs.ByName(f.proof)
-	if err != nil {
-		return fmt.Errorf("--proof: %w", err)
-	}
-	if n < 1 {
-		return fmt.Errorf("--sectors must be at least 1")
-	}
-	if err := seal.CheckSectorID(first+uint64(n-1), fmt.Sprintf("--first-id %d with --sectors %d: last sector id", first, n)); err != nil {
-		return err
-	}
-	prover := defaultProverID()
-	if f.proverID != "" {
-		if prover, err = seal.ParseHex32(f.proverID); err != nil {
-			return fmt.Errorf("--prover-id: %w", err)
-		}
-	}
-	sparse := f.sparse || info.Nodes > seal.MaxSealNodes
-	if sparse && !f.sparse {
-		fmt.Fprintf(os.Stderr, "%s sectors are sealed sparsely (committed capacity, only the opened nodes hold real labels)\n", info.Name)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	m := &seal.Manifest{Proof: info.Name}
-	for i := range n {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		id := first + uint64(i)
-		p := seal.TestParams(info.Proof, prover, id)
-		t0 := time.Now()
-		var s *seal.Sealed
-		if sparse {
-			s, err = seal.SealSparse(ctx, p)
-		} else {
-			s, err = seal.Seal(ctx, p)
-		}
-		if err != nil {
-			return err
-		}
-		name := fmt.Sprintf("%d.c1.json", id)
-		path := filepath.Join(out, name)
-		if err := writeFilecoinC1(path, s.C1); err != nil {
-			return err
-		}
-		m.Sectors = append(m.Sectors, seal.EntryOf(s.Public, name))
-		fmt.Fprintf(os.Stderr, "sealed sector %d (%s) in %v -> %s\n", id, info.Name, time.Since(t0).Round(time.Millisecond), path)
-	}
-	return seal.WriteManifest(filepath.Join(out, "sectors.json"), m)
-}
-
-func writeFilecoinC1(path string, c *c1.SealCommitPhase1Output) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if err := c1.Encode(f, c); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func runC1(ctx context.Context, args []string) error {
