@@ -53,7 +53,7 @@ func (p Public) Given() bool {
 func Identify(hints Public) batch.Identify {
 	fc := c2.New(c2.Params{}, nil) // decoding only: no parameters are read
 	return func(ctx context.Context, path string, raw []byte) (job.SectorRef, error) {
-		if !LooksFilecoin(raw) {
+		if !fc.Recognize(scheme.ReadHead(raw)) {
 			// A test-scheme C1 names its own prover and sector: hints
 			// would be ignored, so they are refused.
 			if hints.ProverID != "" || hints.Given() {

@@ -72,10 +72,6 @@ func (s Set) Recognize(head []byte) (Scheme, error) {
 			return sc, nil
 		}
 	}
-	names := make([]string, len(s))
-	for i, sc := range s {
-		names[i] = sc.Name()
-	}
 	what := "no JSON object"
 	if len(h.Fields) > 0 {
 		what = fmt.Sprintf("fields %s", strings.Join(h.Fields[:min(len(h.Fields), 4)], ", "))
@@ -83,5 +79,5 @@ func (s Set) Recognize(head []byte) (Scheme, error) {
 			what += fmt.Sprintf(", registered_proof %q", p)
 		}
 	}
-	return nil, fmt.Errorf("not a C1 of any scheme (%s): its head has %s", strings.Join(names, ", "), what)
+	return nil, fmt.Errorf("not a C1 of any scheme (%s): its head has %s", s.names(), what)
 }

@@ -124,11 +124,16 @@ func (s Set) For(proof string) (Scheme, error) {
 			return sc, nil
 		}
 	}
+	return nil, fmt.Errorf("proof %q: not a proof of any scheme this worker runs (%s)", proof, s.names())
+}
+
+// names lists the set's schemes for messages.
+func (s Set) names() string {
 	names := make([]string, len(s))
 	for i, sc := range s {
 		names[i] = sc.Name()
 	}
-	return nil, fmt.Errorf("proof %q: not a proof of any scheme this worker runs (%s)", proof, strings.Join(names, ", "))
+	return strings.Join(names, ", ")
 }
 
 // PartitionID names partition k of a sector in logs and handles.

@@ -1,7 +1,6 @@
 package c2
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/internal/flock"
 )
 
 // DefaultSetupCache is where development setups are cached by circuit
@@ -65,7 +65,7 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
-	unlock, err := r1cs.LockFile(ctx, filepath.Join(dir, ".lock-devsetup"))
+	unlock, err := flock.Lock(ctx, filepath.Join(dir, ".lock-devsetup"))
 	if err != nil {
 		return Files{}, fmt.Errorf("development setup in %s: %w", dir, err)
 	}
@@ -117,10 +117,10 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	if err != nil {
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
-	if err := writeFileAtomic(jsonPath, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
+	if err := groth.WriteFileAtomic(jsonPath, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, DevMarker), func(w io.Writer) error { _, err := io.WriteString(w, devMarkerText); return err }); err != nil {
+	if err := groth.WriteFileAtomic(filepath.Join(dir, DevMarker), func(w io.Writer) error { _, err := io.WriteString(w, devMarkerText); return err }); err != nil {
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
 	log.Warn("DEVELOPMENT SETUP written: single-party keys, never for real sectors",
@@ -160,29 +160,6 @@ func readParametersFile(path string) (map[string]groth.ParameterEntry, error) {
 	return m, nil
 }
 
-// writeFileAtomic writes path through a temporary file renamed into
-// place: the file is whole or absent.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := write(bw); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return os.Rename(f.Name(), path)
-}
-
 // linkOrCopy puts from at to: a hard link, or a copy (through a temporary
 // file) where the two are on different file systems.
 func linkOrCopy(from, to string) error {
@@ -195,5 +172,5 @@ func linkOrCopy(from, to string) error {
 		return err
 	}
 	defer src.Close()
-	return writeFileAtomic(to, func(w io.Writer) error { _, err := io.Copy(w, src); return err })
+	return groth.WriteFileAtomic(to, func(w io.Writer) error { _, err := io.Copy(w, src); return err })
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/internal/flock"
 )
 
 // DevFiles is a development setup's pair of files in a setup cache.
@@ -42,7 +43,7 @@ func DevSetup(ctx context.Context, cache r1cs.SetupCache, shape *r1cs.Shape, dig
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return DevFiles{}, false, fmt.Errorf("development setup cache: %w", err)
 	}
-	unlock, err := r1cs.LockFile(ctx, filepath.Join(cache.Dir, ".lock-"+digest[:16]))
+	unlock, err := flock.Lock(ctx, filepath.Join(cache.Dir, ".lock-"+digest[:16]))
 	if err != nil {
 		return DevFiles{}, false, fmt.Errorf("development setup cache %s: %w", dir, err)
 	}
@@ -61,34 +62,35 @@ func DevSetup(ctx context.Context, cache r1cs.SetupCache, shape *r1cs.Shape, dig
 		return DevFiles{}, false, fmt.Errorf("development setup %s: %w", digest[:16], err)
 	}
 	tGen := time.Since(t0)
-	if err := writeAtomic(f.Params, p.WriteTo); err != nil {
+	if err := WriteFileAtomic(f.Params, func(w io.Writer) error { _, err := p.WriteTo(w); return err }); err != nil {
 		return DevFiles{}, false, fmt.Errorf("development setup cache: %w", err)
 	}
-	if err := writeAtomic(f.VK, p.VK.WriteTo); err != nil {
+	if err := WriteFileAtomic(f.VK, func(w io.Writer) error { _, err := p.VK.WriteTo(w); return err }); err != nil {
 		return DevFiles{}, false, fmt.Errorf("development setup cache: %w", err)
 	}
 	log.Warn("DEVELOPMENT SETUP made", "generate_s", tGen.Seconds(), "total_s", time.Since(t0).Seconds(), "params", f.Params)
 	return f, true, nil
 }
 
-// writeAtomic writes path through a temporary file renamed into place.
-func writeAtomic(path string, write func(io.Writer) (int64, error)) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+// WriteFileAtomic writes path, buffered, through a temporary file renamed
+// into place: the file is whole or absent.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if _, err := write(bw); err != nil {
-		tmp.Close()
+	defer os.Remove(f.Name())
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := write(bw); err != nil {
+		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := bw.Flush(); err != nil {
-		tmp.Close()
+		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := tmp.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return os.Rename(tmp.Name(), path)
+	return os.Rename(f.Name(), path)
 }

@@ -1,8 +1,6 @@
 package r1cs
 
 import (
-	"context"
-	"github.com/c2flow/c2flow/internal/flock"
 	"os"
 	"path/filepath"
 )
@@ -11,7 +9,7 @@ import (
 // waste the machine that made them knew) of recorded shapes are kept, by
 // shape digest: Dir/<digest>/ (filecoin/groth DevSetup writes dev.params
 // and dev.vk there). Processes share it under a file lock per digest
-// (Dir/.lock-<digest prefix>, LockFile), so one setup serves every process
+// (Dir/.lock-<digest prefix>, internal/flock), so one setup serves every process
 // that needs it.
 type SetupCache struct {
 	Dir string
@@ -31,6 +29,3 @@ func DefaultSetupCache() SetupCache {
 	}
 	return SetupCache{Dir: filepath.Join(os.TempDir(), "c2flow-setups")}
 }
-
-// LockFile is flock.Lock: an exclusive lock on path that ctx can end.
-func LockFile(ctx context.Context, path string) (func(), error) { return flock.Lock(ctx, path) }
