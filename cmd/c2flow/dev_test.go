@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,43 +12,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/c2flow/c2flow/bench"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
 	"github.com/c2flow/c2flow/internal/pki"
 	"github.com/c2flow/c2flow/internal/pki/pkitest"
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/params/paramstest"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
-
-// captureStderr returns what f writes on os.Stderr.
-func captureStderr(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved := os.Stderr
-	os.Stderr = w
-	out := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		out <- string(b)
-	}()
-	func() {
-		defer func() { os.Stderr = saved }()
-		f()
-	}()
-	w.Close()
-	return <-out
-}
 
 // `c2flow demo --help` shows the demo's own defaults (free ports, its own
 // directory), not those of `c2flow dev`; dev keeps its fixed ports.
 func TestStackFlagDefaults(t *testing.T) {
 	help := func(cmd ...string) string {
-		return captureStderr(t, func() {
+		return clitest.CaptureStderr(t, func() {
 			if err := dispatch(context.Background(), append(cmd, "--help")); !errors.Is(err, flag.ErrHelp) {
 				t.Fatalf("%v --help: %v", cmd, err)
 			}
@@ -77,107 +52,6 @@ func TestStackFlagDefaults(t *testing.T) {
 	}
 }
 
-// At the default terminal level (warn) the timing lines still reach the
-// run's log, and `c2flow bench stats` reads that log.
-func TestRunLogKeepsTimingLines(t *testing.T) {
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	var d devFlags
-	if err := d.add(fs, stackDefaults{dir: filepath.Join(t.TempDir(), "demo")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := fs.Parse(nil); err != nil {
-		t.Fatal(err)
-	}
-	var logs *runLogs
-	term := captureStderr(t, func() {
-		var err error
-		if logs, err = d.openLogs("demo"); err != nil {
-			t.Fatal(err)
-		}
-		logs.log.Info("GPU_END", "partition", "1/0", "device", "cpu/0", "gpu_ms", 2300)
-		logs.log.Info("GPU_END", "partition", "1/1", "device", "cpu/0", "gpu_ms", 2500)
-		logs.log.Debug("not for the file at the default level")
-
-		logs.close()
-	})
-	if term != "" {
-		t.Fatalf("the terminal got info lines at --log-level warn: %q", term)
-	}
-	if logs.path != filepath.Join(d.dir, "demo.log") || logs.serverAt != filepath.Join(d.dir, "demo-temporal.log") {
-		t.Fatalf("logs at %s and %s", logs.path, logs.serverAt)
-	}
-	in, err := bench.Load(logs.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := in.Samples("gpu_ms"); len(v) != 2 || v[0] != 2300 || v[1] != 2500 {
-		t.Fatalf("gpu_ms from the run log: %v", v)
-	}
-	b, _ := os.ReadFile(logs.path)
-	if strings.Contains(string(b), "not for the file") {
-		t.Fatal("debug line in the run log at the default level")
-	}
-}
-
-// With --log-level debug the embedded Temporal server logs to the
-// terminal: no NAME-temporal.log.
-func TestDebugSendsServerLogsToTerminal(t *testing.T) {
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	var d devFlags
-	if err := d.add(fs, stackDefaults{dir: t.TempDir()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := fs.Parse([]string{"--log-level", "debug"}); err != nil {
-		t.Fatal(err)
-	}
-	logs, err := d.openLogs("dev")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logs.close()
-	if logs.server != nil || logs.serverAt != "" {
-		t.Fatalf("server log to %s at --log-level debug", logs.serverAt)
-	}
-}
-
-// A start without keys for the circuit says it will make them; with them,
-// nothing.
-func TestMissingKeys(t *testing.T) {
-	p, err := porep.LookupProfile("2KiB")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := params.DirStore{Root: t.TempDir()}
-	ctx := context.Background()
-	missing, err := missingKeys(ctx, store, []porep.Profile{p})
-	if err != nil || len(missing) != 1 || missing[0] != "2KiB" {
-		t.Fatalf("empty cache: missing %v, %v", missing, err)
-	}
-	_, digest, err := params.Compile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Keys of another circuit (an old digest) do not count.
-	other := filepath.Join(store.Root, filepath.FromSlash(params.Prefix(p.Name, "0000000000000000")))
-	if err := os.MkdirAll(other, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(other, "vk"), []byte("x"), 0o644)
-	if missing, _ := missingKeys(ctx, store, []porep.Profile{p}); len(missing) != 1 {
-		t.Fatalf("keys of another circuit counted: missing %v", missing)
-	}
-	dir := filepath.Join(store.Root, filepath.FromSlash(params.Prefix(p.Name, digest)))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "vk"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if missing, err := missingKeys(ctx, store, []porep.Profile{p}); err != nil || len(missing) != 0 {
-		t.Fatalf("cached keys: missing %v, %v", missing, err)
-	}
-}
-
 // `c2flow dev` on a Temporal or S3 port another server holds fails at
 // once, saying which port and why, on the terminal (Temporal's own fatal
 // error went to its log file only; versitygw's failed bind went unnoticed
@@ -198,8 +72,8 @@ func TestDevBusyPorts(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"temporal", []string{"--temporal-port", port, "--s3-listen", freeAddr(t)}, "temporal frontend: port " + port},
-		{"temporal port out of range", []string{"--temporal-port", "70000", "--s3-listen", freeAddr(t)}, "port 70000 is not a port number"},
+		{"temporal", []string{"--temporal-port", port, "--s3-listen", clitest.FreeAddr(t)}, "temporal frontend: port " + port},
+		{"temporal port out of range", []string{"--temporal-port", "70000", "--s3-listen", clitest.FreeAddr(t)}, "port 70000 is not a port number"},
 		{"s3", []string{"--temporal-port", "0", "--s3-listen", busy.Addr().String()}, "embedded S3 server on " + busy.Addr().String()},
 	} {
 		p := startC2flow(t, dir, c.name, append([]string{"dev", "--dir", filepath.Join(dir, c.name), "--ui", "", "--profiles", ""}, c.args...)...)
@@ -237,7 +111,7 @@ func TestDevRelativePaths(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := startC2flowIn(t, cwd, t.TempDir(), "dev", "dev", "--dir", "d", "--temporal-port", "0", "--s3-listen", freeAddr(t), "--ui", "",
+	p := startC2flowIn(t, cwd, t.TempDir(), "dev", "dev", "--dir", "d", "--temporal-port", "0", "--s3-listen", clitest.FreeAddr(t), "--ui", "",
 		"--profiles", "", "--tls-cert", "srv.pem", "--tls-key", "srv.key", "--tls-client-ca", "ca.pem",
 		"--stats-file", "stats.json", "--filecoin-params", "fcp", "--params", paramstest.Dir())
 	p.waitFor("submit with:", 3*time.Minute)
@@ -269,7 +143,7 @@ func TestDevStopSaysWhatItWaitsFor(t *testing.T) {
 		t.Skip("starts c2flow dev")
 	}
 	dir := t.TempDir()
-	p := startC2flow(t, dir, "dev", "dev", "--dir", filepath.Join(dir, "d"), "--temporal-port", "0", "--s3-listen", freeAddr(t), "--ui", "", "--profiles", "")
+	p := startC2flow(t, dir, "dev", "dev", "--dir", filepath.Join(dir, "d"), "--temporal-port", "0", "--s3-listen", clitest.FreeAddr(t), "--ui", "", "--profiles", "")
 	p.waitFor("submit with:", 3*time.Minute)
 	p.cmd.Process.Signal(syscall.SIGINT)
 	p.waitFor("c2flow dev: stopping:", time.Minute)

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -26,6 +25,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
@@ -140,22 +141,6 @@ func runAsC2flow(args []string) int {
 	return 0
 }
 
-// freeAddr returns a loopback address with a free port below the
-// ephemeral range (one freed from it can be taken by an outgoing
-// connection before the server binds it).
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	for range 100 {
-		a := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
-		if l, err := net.Listen("tcp", a); err == nil {
-			l.Close()
-			return a
-		}
-	}
-	t.Fatal("no free port")
-	return ""
-}
-
 // devWithCuzk is a `c2flow dev --cuzk` process and what a client needs of
 // it.
 type devWithCuzk struct {
@@ -173,7 +158,7 @@ type devWithCuzk struct {
 func startDevCuzk(t testing.TB, extra ...string) *devWithCuzk {
 	t.Helper()
 	dir := t.TempDir()
-	d := &devWithCuzk{dir: dir, temporal: freeAddr(t), s3: freeAddr(t), cuzk: freeAddr(t),
+	d := &devWithCuzk{dir: dir, temporal: clitest.FreeAddr(t), s3: clitest.FreeAddr(t), cuzk: clitest.FreeAddr(t),
 		stats: filepath.Join(dir, "stats.json"), workerFilecoin: filepath.Join(dir, "worker-filecoin")}
 	_, port, _ := net.SplitHostPort(d.temporal)
 	args := append([]string{"dev", "--dir", filepath.Join(dir, "dev"), "--temporal-port", port, "--s3-listen", d.s3, "--ui", "",
@@ -181,7 +166,7 @@ func startDevCuzk(t testing.TB, extra ...string) *devWithCuzk {
 		"--gateway-filecoin-params", filepath.Join(dir, "gw-filecoin"), "--params", paramstest.Dir(), "--log-level", "info"}, extra...)
 	d.proc = startC2flow(t, dir, "dev", args...)
 	d.proc.waitFor("submit with:", 5*time.Minute)
-	d.filecoinParamsForProof = filecoinDevParamsDir(paramstest.Dir())
+	d.filecoinParamsForProof = pipeline.FilecoinDevParamsDir(paramstest.Dir())
 	cfg := storage.Config{Endpoint: "http://" + d.s3, Region: "us-east-1", Bucket: "c2flow", AccessKey: stack.S3AccessKey, SecretKey: stack.S3SecretKey, PathStyle: true}
 	st, err := storage.Open(context.Background(), cfg)
 	if err != nil {
@@ -199,23 +184,38 @@ func (d *devWithCuzk) gatewayCmd(addr string) []string {
 	return append([]string{"gateway", "--listen", addr, "--gateway-filecoin-params", filepath.Join(d.dir, "gateway-filecoin")}, d.gatewayArgs...)
 }
 
-// syntheses is the dev worker's synthesis count (its stats file).
+// syntheses is the dev worker's synthesis count (its stats file), read
+// once the host is idle: a synthesis is counted when it returns, so one
+// still running (a canceled job's partition that had started) would be
+// counted after a read that did not wait. Two reads in a row agree.
 func (d *devWithCuzk) syntheses(t testing.TB) int {
 	t.Helper()
 	var s struct {
+		Budget struct {
+			Running int `json:"running"`
+		} `json:"budget"`
 		Host struct {
 			Syntheses int `json:"syntheses"`
 		} `json:"host"`
 	}
-	time.Sleep(1500 * time.Millisecond) // the file is rewritten every second
-	b, err := os.ReadFile(d.stats)
-	if err != nil {
-		t.Fatal(err)
+	deadline, last := time.Now().Add(2*time.Minute), -1
+	for {
+		time.Sleep(1500 * time.Millisecond) // the file is rewritten every second
+		b, err := os.ReadFile(d.stats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatalf("stats file: %v", err)
+		}
+		if s.Budget.Running == 0 && s.Host.Syntheses == last {
+			return last
+		}
+		last = s.Host.Syntheses
+		if time.Now().After(deadline) {
+			t.Fatalf("the dev worker is not idle after 2 minutes: %s", b)
+		}
 	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatalf("stats file: %v", err)
-	}
-	return s.Host.Syntheses
 }
 
 // curioClient plays curio's lib/cuzk/client.go: the dial (a bare
@@ -395,7 +395,7 @@ func TestGatewayRefusesAndForwards(t *testing.T) {
 	up := startFakeUpstream(t)
 	d := startDevCuzk(t, "--forward", up.addr)
 	// A second gateway, standalone, on the same fleet and without --forward.
-	gwAddr := freeAddr(t)
+	gwAddr := clitest.FreeAddr(t)
 	gw := startC2flow(t, d.dir, "gateway", d.gatewayCmd(gwAddr)...)
 	gw.waitFor("c2flow gateway: cuzk.v1.ProvingEngine", time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -651,7 +651,7 @@ func TestGatewayPlaysCurio(t *testing.T) {
 
 	// A standalone gateway killed during a Prove; the client's retry, to
 	// the restarted gateway, gets the proof: the sector proved once.
-	gwAddr := freeAddr(t)
+	gwAddr := clitest.FreeAddr(t)
 	gwArgs := d.gatewayCmd(gwAddr)
 	gw := startC2flow(t, d.dir, "gateway", gwArgs...)
 	gw.waitFor("c2flow gateway: cuzk.v1.ProvingEngine", time.Minute)

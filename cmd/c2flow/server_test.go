@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -11,11 +10,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/devstack/pgtest"
@@ -49,7 +48,7 @@ func TestServerFlags(t *testing.T) {
 // `c2flow server --help` says where the internal services bind: loopback,
 // not the frontend's IP (devstack binds them to 127.0.0.1).
 func TestServerHelpSaysLoopback(t *testing.T) {
-	h := captureStderr(t, func() {
+	h := clitest.CaptureStderr(t, func() {
 		if err := dispatch(context.Background(), []string{"server", "--help"}); !errors.Is(err, flag.ErrHelp) {
 			t.Fatalf("server --help: %v", err)
 		}
@@ -153,7 +152,7 @@ func TestServerPostgresDown(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close() // a closed port
 	var derr error
-	stderr := captureStderr(t, func() {
+	stderr := clitest.CaptureStderr(t, func() {
 		derr = dispatch(context.Background(), []string{"server", "--db", "postgres://postgres@" + addr + "/x", "--ui", ""})
 	})
 	if derr == nil || !strings.Contains(derr.Error(), "PostgreSQL at "+addr+" is not reachable") {
@@ -161,30 +160,5 @@ func TestServerPostgresDown(t *testing.T) {
 	}
 	if n := strings.Count(stderr, "\n"); n > 3 || strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "go.temporal.io/server/") {
 		t.Fatalf("server on a closed port wrote %d lines to stderr:\n%s", n, stderr)
-	}
-}
-
-// The server's terminal gets its log lines without zap's stack traces;
-// the log file (by default in the user's cache directory) gets them all.
-func TestServerLogKeepsTracesOffTheTerminal(t *testing.T) {
-	var term, file bytes.Buffer
-	w := io.MultiWriter(&noTraces{w: &term}, &file)
-	log := "2026-12-03T20:00:00.000Z\tERROR\tshard status unknown\t{\"shard-id\": 1}\n" +
-		"go.temporal.io/server/service/history/shard.(*ContextImpl).transition\n" +
-		"\t/go/pkg/mod/go.temporal.io/server@v1.32.1/service/history/shard/context_impl.go:1422\n" +
-		"2026-12-03T20:00:01.000Z\tINFO\tstarted\n"
-	for _, part := range []string{log[:30], log[30:100], log[100:]} { // lines split across writes
-		if _, err := w.Write([]byte(part)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := term.String(); strings.Contains(got, "go.temporal.io/server/") || strings.Count(got, "\n") != 2 || !strings.Contains(got, "shard status unknown") {
-		t.Errorf("terminal:\n%s", got)
-	}
-	if file.String() != log {
-		t.Errorf("log file lost lines:\n%s", file.String())
-	}
-	if d := defaultServerLog(); !strings.HasSuffix(d, filepath.Join("c2flow", "server.log")) && d != "none" {
-		t.Errorf("default log file %q", d)
 	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/storage"
@@ -63,45 +62,6 @@ func TestSubmitWithoutKeysRefuses(t *testing.T) {
 	}
 	if err := st.CheckBucket(context.Background()); err == nil {
 		t.Fatal("submit created the mistyped bucket")
-	}
-}
-
-// The progress bar counts sectors until every sector's partition total is
-// known, then partitions: it never shows 0/0 nor goes backwards.
-func TestProgressBarNeverGoesBackwards(t *testing.T) {
-	f, err := os.CreateTemp(t.TempDir(), "bar")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &progressBar{f: f}
-	sec := func(id uint64, st string, parts, done int) job.Progress {
-		return job.Progress{SectorRef: job.SectorRef{ProverID: "aa", SectorID: id}, Status: st, Partitions: parts, PartitionsDone: done}
-	}
-	steps := []job.BatchProgress{
-		{Total: 2, Sectors: []job.Progress{sec(1, job.StatusPending, 0, 0), sec(2, job.StatusPending, 0, 0)}},
-		{Total: 2, Sectors: []job.Progress{sec(1, job.StatusRunning, 4, 3), sec(2, job.StatusRunning, 0, 0)}},
-		{Total: 2, Sectors: []job.Progress{sec(1, job.StatusProved, 4, 4), sec(2, job.StatusRunning, 4, 0)}},
-		{Total: 2, Sectors: []job.Progress{sec(1, job.StatusProved, 4, 4), sec(2, job.StatusProved, 4, 4)}},
-	}
-	last := -1.0
-	for _, p := range steps {
-		b.update(p)
-		var num, den int
-		var unit string
-		if _, err := fmt.Sscanf(strings.SplitN(b.last, "] ", 2)[1], "%d/%d %s", &num, &den, &unit); err != nil {
-			t.Fatalf("%q: %v", b.last, err)
-		}
-		if den == 0 {
-			t.Fatalf("%q: a zero total", b.last)
-		}
-		frac := float64(num) / float64(den)
-		if frac < last {
-			t.Fatalf("%q: went backwards from %.2f", b.last, last)
-		}
-		last = frac
-	}
-	if !strings.Contains(b.last, "8/8 partitions") {
-		t.Fatalf("final line %q", b.last)
 	}
 }
 
@@ -187,7 +147,7 @@ func TestStatusOfTerminatedBatch(t *testing.T) {
 	}
 	status := func() (string, error) {
 		var err error
-		out := captureStdout(t, func() { err = dispatch(ctx, []string{"status", "--address", srv.Addr(), "stopped"}) })
+		out := clitest.CaptureStdout(t, func() { err = dispatch(ctx, []string{"status", "--address", srv.Addr(), "stopped"}) })
 		return out, err
 	}
 	if out, err := status(); err != nil || !strings.Contains(out, "batch stopped: 1 sectors") {
@@ -200,26 +160,4 @@ func TestStatusOfTerminatedBatch(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "terminated: stopped from the Web UI") || !strings.Contains(out, "terminated") || strings.Contains(out, "running") {
 		t.Fatalf("status of the terminated batch: %v\n%s", err, out)
 	}
-}
-
-// captureStdout returns what f writes on os.Stdout.
-func captureStdout(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved := os.Stdout
-	os.Stdout = w
-	out := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		out <- string(b)
-	}()
-	func() {
-		defer func() { os.Stdout = saved }()
-		f()
-	}()
-	w.Close()
-	return <-out
 }

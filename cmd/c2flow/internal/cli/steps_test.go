@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// A warning logged while a step's line is open is said after the line, as
+// part of the step, not in the middle of it; outside a step it goes to the
+// terminal as it is.
+func TestStepWarnings(t *testing.T) {
+	var out, term bytes.Buffer
+	steps := NewStepWriter(&out)
+	log := slog.New(steps.Handler(slog.NewTextHandler(&term, nil))).With("proof", "StackedDrg2KiBV1_1")
+	fmt.Fprint(steps, "   StackedDrg2KiBV1_1: making DEVELOPMENT parameters ...")
+	log.Warn("DEVELOPMENT SETUP: whoever ran it can forge proofs")
+	fmt.Fprint(steps, " done in 1.2s\n")
+	want := "   StackedDrg2KiBV1_1: making DEVELOPMENT parameters ... done in 1.2s\n" +
+		"   warning: DEVELOPMENT SETUP: whoever ran it can forge proofs (in full in the run's log)\n"
+	if out.String() != want {
+		t.Errorf("steps:\n%q\nwant\n%q", out.String(), want)
+	}
+	if term.Len() != 0 {
+		t.Errorf("the held warning reached the terminal's log too: %q", term.String())
+	}
+	log.Warn("outside a step")
+	if !strings.Contains(term.String(), "level=WARN") || !strings.Contains(term.String(), "outside a step") {
+		t.Errorf("a warning outside a step: %q", term.String())
+	}
+}

@@ -1,0 +1,57 @@
+// Package clitest holds what the tests of c2flow's commands share: the
+// terminal a command wrote, and free loopback ports.
+package clitest
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"testing"
+)
+
+// CaptureStderr returns what f writes on os.Stderr.
+func CaptureStderr(t testing.TB, f func()) string { return capture(t, &os.Stderr, f) }
+
+// CaptureStdout returns what f writes on os.Stdout.
+func CaptureStdout(t testing.TB, f func()) string { return capture(t, &os.Stdout, f) }
+
+// capture points *file at a pipe while f runs and returns what came
+// through it.
+func capture(t testing.TB, file **os.File, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := *file
+	*file = w
+	out := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		out <- string(b)
+	}()
+	func() {
+		defer func() { *file = saved }()
+		f()
+	}()
+	w.Close()
+	return <-out
+}
+
+// FreeAddr returns a loopback address with a free port below the
+// ephemeral range (one freed from it can be taken by an outgoing
+// connection before the server binds it).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	for range 100 {
+		a := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if l, err := net.Listen("tcp", a); err == nil {
+			l.Close()
+			return a
+		}
+	}
+	t.Fatal("no free port")
+	return ""
+}

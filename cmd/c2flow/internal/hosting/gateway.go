@@ -1,0 +1,157 @@
+package hosting
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
+	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/gateway"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// gatewayFlags are the flags of the cuzk gateway (c2flow gateway, and
+// c2flow dev --cuzk).
+type gatewayFlags struct {
+	listen         string
+	forward        string
+	insecure       bool
+	cert, key, ca  string
+	filecoinParams string
+}
+
+// add registers the flags; listenFlag names the listen address's flag
+// (gateway --listen, dev --cuzk) and def its default.
+func (g *gatewayFlags) add(fs *flag.FlagSet, listenFlag, def, usage string) {
+	fs.StringVar(&g.listen, listenFlag, def, usage)
+	fs.StringVar(&g.forward, "forward", "", "HOST:PORT or unix:///PATH of a cuzk-protocol server (a cuzk daemon) that gets the SnapDeals, WindowPoSt and WinningPoSt requests c2flow does not prove, unchanged; without it they are refused (gRPC Unimplemented)")
+	fs.BoolVar(&g.insecure, "insecure-listen", false, "allow a plaintext gateway on an address beyond loopback (Curio's client has no authentication: whoever reaches it can submit and cancel proofs)")
+	fs.StringVar(&g.cert, "grpc-tls-cert", "", "serve the gateway over TLS with this certificate (PEM) (for clients other than Curio, whose client speaks plaintext)")
+	fs.StringVar(&g.key, "grpc-tls-key", "", "private key (PEM) of --grpc-tls-cert")
+	fs.StringVar(&g.ca, "grpc-client-ca", "", "with --grpc-tls-cert: require client certificates of these CAs (PEM)")
+	fs.StringVar(&g.filecoinParams, "gateway-filecoin-params", filepath.Join(c2.DefaultDir(), "c2flow-gateway"), "where the gateway keeps the .vk files it verifies proofs with (downloaded from storage's params/filecoin/)")
+}
+
+// tlsConfig is the listener's TLS, nil for plaintext.
+func (g *gatewayFlags) tlsConfig() (*tls.Config, error) {
+	switch {
+	case g.cert == "" && g.key == "" && g.ca == "":
+		return nil, nil
+	case g.cert == "" || g.key == "":
+		return nil, errors.New("--grpc-tls-cert and --grpc-tls-key go together")
+	}
+	cert, err := tls.LoadX509KeyPair(g.cert, g.key)
+	if err != nil {
+		return nil, fmt.Errorf("gateway TLS: %w", err)
+	}
+	c := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if g.ca != "" {
+		pem, err := os.ReadFile(g.ca)
+		if err != nil {
+			return nil, fmt.Errorf("--grpc-client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--grpc-client-ca %s: no PEM certificates", g.ca)
+		}
+		c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return c, nil
+}
+
+// absPaths makes the flags' paths absolute (the embedded S3 server of
+// c2flow dev changes the working directory).
+func (g *gatewayFlags) absPaths() error {
+	return absPaths(&g.cert, &g.key, &g.ca, &g.filecoinParams)
+}
+
+// start opens the gateway's listener and serves it in the background
+// until ctx ends; the returned channel gives Serve's error.
+func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace string, store *storage.Store, log *slog.Logger) (net.Listener, <-chan error, error) {
+	tc, err := g.tlsConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := gateway.Config{Temporal: c, Namespace: namespace, Store: store, Log: log,
+		Scheme: c2.New(c2.Params{Dir: g.filecoinParams, Remote: store}, log)}
+	if g.forward != "" {
+		fw, conn, err := gateway.Dial(g.forward)
+		if err != nil {
+			return nil, nil, err
+		}
+		context.AfterFunc(ctx, func() { conn.Close() })
+		cfg.Forward, cfg.ForwardAddr = fw, g.forward
+	}
+	l, err := gateway.Listen(g.listen, gateway.ListenOptions{TLS: tc, Insecure: g.insecure, Log: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- gateway.Serve(ctx, l, gateway.New(cfg), tc) }()
+	return l, done, nil
+}
+
+// describe says where the gateway listens and what it forwards.
+func (g *gatewayFlags) describe(l net.Listener) string {
+	fw := "SnapDeals/WindowPoSt/WinningPoSt refused (no --forward)"
+	if g.forward != "" {
+		fw = "SnapDeals/WindowPoSt/WinningPoSt forwarded to " + g.forward
+	}
+	return fmt.Sprintf("cuzk.v1.ProvingEngine on %s %s (Curio: [Cuzk] Address = \"%s\"); %s", l.Addr().Network(), l.Addr(), curioAddress(l), fw)
+}
+
+// curioAddress is what Curio's [Cuzk] Address says to reach l.
+func curioAddress(l net.Listener) string {
+	if l.Addr().Network() == "unix" {
+		return "unix://" + l.Addr().String()
+	}
+	return l.Addr().String()
+}
+
+func RunGateway(ctx context.Context, args []string) error {
+	fs := cli.NewFlags("gateway")
+	var tf cliflags.Temporal
+	var sf cliflags.S3
+	var lf cliflags.Log
+	var g gatewayFlags
+	tf.Add(fs)
+	sf.Add(fs)
+	lf.Add(fs, "info")
+	g.add(fs, "listen", gateway.DefaultListen, "HOST:PORT or unix:///PATH to serve cuzk's gRPC protocol on (loopback unless --grpc-tls-* or --insecure-listen)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("gateway: unexpected arguments %v", fs.Args())
+	}
+	log, err := lf.Logger()
+	if err != nil {
+		return err
+	}
+	store, err := sf.Open(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := tf.Dial(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	l, done, err := g.start(ctx, c, tf.Namespace, store, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "c2flow gateway: "+g.describe(l))
+	return <-done
+}

@@ -1,0 +1,107 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+)
+
+// TestFilecoinCircuitInfo2KiB: circuit info --proof prints exactly one line
+// of the key=value pairs constraints, inputs, aux, a_nnz, b_nnz, c_nnz, whose
+// values are those of the R1CS the shape recorder records for the same
+// circuit (without the per-input constraints), and a synthesis memory line
+// counting a, b, c over the constraints and the per-input ones plus the
+// assignment.
+func TestFilecoinCircuitInfo2KiB(t *testing.T) {
+	info, err := proofs.ByName("StackedDrg2KiBV1_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := filecoinCircuitInfo(&out, info); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("circuit info --proof %s:\n%s", info.Name, out.String())
+
+	keys := []string{"constraints", "inputs", "aux", "a_nnz", "b_nnz", "c_nnz"}
+	var kv map[string]int
+	for _, line := range strings.Split(out.String(), "\n") {
+		if !strings.HasPrefix(line, "constraints=") {
+			continue
+		}
+		if kv != nil {
+			t.Fatalf("two key=value lines")
+		}
+		kv = map[string]int{}
+		fields := strings.Fields(line)
+		for i, f := range fields {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok || i >= len(keys) || k != keys[i] {
+				t.Fatalf("field %d %q of %q: want the keys %v in order", i, f, line, keys)
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				t.Fatalf("field %q: not a positive count", f)
+			}
+			kv[k] = n
+		}
+		if len(fields) != len(keys) {
+			t.Fatalf("%q: want exactly the keys %v", line, keys)
+		}
+	}
+	if kv == nil {
+		t.Fatalf("no key=value line")
+	}
+
+	s := circuit.ShapeOf(info)
+	rec := r1cs.NewShape()
+	if err := circuit.Synthesize(rec, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	st := rec.Stats()
+	want := map[string]int{
+		"constraints": st.Constraints, "inputs": st.Inputs, "aux": st.Aux,
+		"a_nnz": st.ANNZ, "b_nnz": st.BNNZ, "c_nnz": st.CNNZ,
+	}
+	for _, k := range keys {
+		if kv[k] != want[k] {
+			t.Errorf("%s=%d, the recorded R1CS has %d", k, kv[k], want[k])
+		}
+	}
+	// 2KiB: ONE, replica_id, comm_d, comm_r, and 18 per challenge for 2
+	// challenges (stacked/circuit/proof.rs generate_public_inputs).
+	if kv["inputs"] != 40 || s.NumInputs() != 40 {
+		t.Errorf("inputs=%d (NumInputs %d), want 40", kv["inputs"], s.NumInputs())
+	}
+	rows := kv["constraints"] + kv["inputs"]
+	mem := fmt.Sprintf("synthesis memory per partition: %d B", 3*32*rows+32*(kv["inputs"]+kv["aux"]))
+	if !strings.Contains(out.String(), mem) {
+		t.Errorf("no line %q", mem)
+	}
+}
+
+// TestCircuitProofFlag: --proof and --profile are exclusive, --proof is
+// for info only, and an unknown proof is an error naming the valid ones.
+func TestCircuitProofFlag(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"info", "--proof", "StackedDrg2KiBV1_1", "--profile", "32KiB"}, "exclusive"},
+		{[]string{"setup", "--proof", "StackedDrg2KiBV1_1"}, "only for info"},
+		{[]string{"info", "--proof", "StackedDrg3KiBV1"}, "StackedDrg32GiBV1_1"},
+	} {
+		err := RunCircuit(ctx, tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("circuit %v: error %v, want one mentioning %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,272 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
+	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/storage"
+)
+
+// C1Files expands --c1 arguments: files, or directories of *.c1.json.
+func C1Files(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		m, err := filepath.Glob(filepath.Join(a, "*.c1.json"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(m)
+		out = append(out, m...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no C1 files in %v", args)
+	}
+	return out, nil
+}
+
+func RunSubmit(ctx context.Context, args []string) error {
+	fs := cli.NewFlags("submit")
+	var tf cliflags.Temporal
+	var sf cliflags.S3
+	var lf cliflags.Log
+	tf.Add(fs)
+	sf.Add(fs)
+	lf.Add(fs, "warn")
+	c1 := fs.String("c1", "", "C1 files or directories, comma-separated")
+	id := fs.String("batch-id", "", "batch id (default: derived from the sectors' identities (prover, sector, C1 digest), so a resubmission of the same C1s is the same batch, and reruns it: each stored C2 is checked, what is missing or bad is proved)")
+	wait := fs.Bool("wait", false, "wait for the batch and print its result")
+	out := fs.String("out", "", "with --wait: write each proved sector's C2 proof into this directory as <prover>-<sector>.proof (checked against its manifest)")
+	inFlight := fs.Int("max-in-flight", 8, "sectors proved at once")
+	prio := fs.Int("priority", 0, "1 (most urgent: sectors near their deadline) to 5; default 3")
+	paramsDir := fs.String("params", params.DefaultDir(), "local parameter cache (keys found only here are published to storage)")
+	devSetup := fs.Bool("dev-setup", false, "if storage has no keys for a profile, make them here with a single-party DEVELOPMENT setup (default: refuse and name `c2flow circuit setup`); for Filecoin 2KiB/8MiB proofs, publish DEVELOPMENT parameters in Filecoin's format")
+	var cf C1Flags
+	cf.Add(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *c1 == "" {
+		return fmt.Errorf("submit: --c1 is required")
+	}
+	// The workflow would replace these silently (priority 3, 8 in flight):
+	// a typo would run under settings nobody asked for.
+	if *prio < 0 || *prio > 5 {
+		return fmt.Errorf("submit: --priority %d: 1 (most urgent) to 5, or 0 for the default 3", *prio)
+	}
+	if *inFlight < 1 {
+		return fmt.Errorf("submit: --max-in-flight %d: at least 1 sector at once", *inFlight)
+	}
+	if cf.SectorID != "" && cf.ProverID == "" {
+		return fmt.Errorf("submit: --sector-id needs --prover-id (a sector number names a sector only with its prover)")
+	}
+	log, err := lf.Logger()
+	if err != nil {
+		return err
+	}
+	files, err := C1Files(strings.Split(*c1, ","))
+	if err != nil {
+		return err
+	}
+	store, err := sf.Open(ctx)
+	if err != nil {
+		return err
+	}
+	if *out != "" && !*wait {
+		return fmt.Errorf("submit: --out needs --wait")
+	}
+	if cf.SectorID != "" && len(files) > 1 {
+		return fmt.Errorf("submit: --sector-id names one file's sector, %d files given", len(files))
+	}
+	refs, err := batch.UploadC1(ctx, store, files, IdentifyC1(&cf))
+	if err != nil {
+		return err
+	}
+	if *devSetup {
+		if err := PublishFilecoinDevSetup(ctx, store, FilecoinDevParamsDir(*paramsDir), filecoinProofs(refs), os.Stderr, log); err != nil {
+			return err
+		}
+	} else if err := requireKeys(ctx, store, *paramsDir, batch.TestProfiles(refs)); err != nil {
+		return err
+	}
+	c, err := tf.Dial(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	res, err := SubmitAndWait(ctx, c, store, refs, *paramsDir, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
+	if err != nil || !*wait {
+		return err
+	}
+	if *out != "" {
+		if err := writeProofs(ctx, store, res, *out); err != nil {
+			return err
+		}
+	}
+	return printResult(res)
+}
+
+// SubmitAndWait submits uploaded sectors (making their test-scheme keys
+// if storage has none) and, with wait, follows the batch to its result.
+func SubmitAndWait(ctx context.Context, c client.Client, st *storage.Store, refs []job.SectorRef, paramsDir string, o batch.Options, wait bool) (job.BatchResult, error) {
+	if err := batch.EnsureKeys(ctx, st, paramsDir, batch.TestProfiles(refs)); err != nil {
+		return job.BatchResult{}, err
+	}
+	if o.BatchID == "" {
+		o.BatchID = batch.ID(refs)
+	}
+	if _, err := batch.Submit(ctx, c, refs, o); err != nil {
+		return job.BatchResult{}, err
+	}
+	fmt.Fprintf(os.Stderr, "submitted batch %s: %d sectors (workflow %s)\n", o.BatchID, len(refs), job.BatchWorkflowID(o.BatchID))
+	if !wait {
+		return job.BatchResult{}, nil
+	}
+	bar := newProgressBar(os.Stderr)
+	res, err := batch.Wait(ctx, c, o.BatchID, 500*time.Millisecond, bar.update)
+	bar.done()
+	return res, err
+}
+
+// requireKeys refuses a submission whose profiles have no keys in storage
+// or the local cache: making them silently would be a development setup
+// nobody asked for.
+func requireKeys(ctx context.Context, store *storage.Store, paramsDir string, profiles []porep.Profile) error {
+	for _, p := range profiles {
+		pc := params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}
+		if _, err := params.LoadExisting(ctx, pc, p, nil); err != nil {
+			if errors.Is(err, params.ErrNotFound) {
+				return fmt.Errorf("no proving keys for profile %s in storage or %s: run `c2flow circuit setup --profile %s` with the same --s3-* flags first, or pass --dev-setup to make development keys here", p.Name, paramsDir, p.Name)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// writeProofs writes the C2 of every proved sector into dir, named by
+// prover and sector; each is read back through its manifest (identity and
+// digest checked) first.
+func writeProofs(ctx context.Context, store *storage.Store, res job.BatchResult, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	for _, s := range res.Sectors {
+		if s.C2Key == "" || s.Error != "" {
+			continue
+		}
+		_, proof, err := store.GetC2(ctx, s.SectorRef.Identity())
+		if err != nil {
+			return fmt.Errorf("%s: read its C2: %w", s.SectorRef, err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%s-%d.proof", s.ProverID, s.SectorID))
+		if err := os.WriteFile(path, proof, 0o644); err != nil {
+			return fmt.Errorf("%s: %w", s.SectorRef, err)
+		}
+		fmt.Fprintf(os.Stderr, "%s: %d bytes -> %s\n", s.SectorRef, len(proof), path)
+	}
+	return nil
+}
+
+func printResult(res job.BatchResult) error {
+	failed := 0
+	for _, s := range res.Sectors {
+		line := fmt.Sprintf("%s: %s", s.SectorRef, s.Status)
+		if s.C2Key != "" {
+			line += " -> " + s.C2Key
+		}
+		if s.Error != "" {
+			line += ": " + s.Error
+			failed++
+		}
+		fmt.Println(line)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d sectors did not prove", failed, len(res.Sectors))
+	}
+	return nil
+}
+
+// progressBar redraws one line on a terminal and prints plain lines when
+// the progress changes otherwise.
+type progressBar struct {
+	f    *os.File
+	tty  bool
+	last string
+}
+
+func newProgressBar(f *os.File) *progressBar {
+	st, err := f.Stat()
+	return &progressBar{f: f, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
+}
+
+// update draws the batch's progress. Partition totals are known per
+// sector only once it is validated, so until every sector's total is known
+// the bar counts sectors, and never goes backwards.
+func (b *progressBar) update(p job.BatchProgress) {
+	var parts, done, proved, failed, running int
+	known := len(p.Sectors) == p.Total
+	for _, s := range p.Sectors {
+		parts += s.Partitions
+		done += s.PartitionsDone
+		switch s.Status {
+		case job.StatusProved, job.StatusDuplicate:
+			proved++
+		case job.StatusFailed, job.StatusCanceled:
+			failed++
+		case job.StatusRunning:
+			running++
+			known = known && s.Partitions > 0
+		default:
+			known = false
+		}
+	}
+	unit, num, den := "sectors", proved+failed, p.Total
+	if known && parts > 0 {
+		unit, num, den = "partitions", done, parts
+	}
+	frac := 0.0
+	if den > 0 {
+		frac = float64(num) / float64(den)
+	}
+	const width = 30
+	n := int(frac * width)
+	line := fmt.Sprintf("[%s%s] %d/%d %s | sectors: %d done, %d running, %d failed, of %d",
+		strings.Repeat("#", n), strings.Repeat(".", width-n), num, den, unit, proved, running, failed, p.Total)
+	if line == b.last {
+		return
+	}
+	b.last = line
+	if b.tty {
+		fmt.Fprintf(b.f, "\r%s", line)
+	} else {
+		fmt.Fprintln(b.f, line)
+	}
+}
+
+func (b *progressBar) done() {
+	if b.tty && b.last != "" {
+		fmt.Fprintln(b.f)
+	}
+}
