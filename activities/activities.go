@@ -230,7 +230,7 @@ func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.Validate
 	case <-ctx.Done():
 		return job.ValidateOutput{}, ctx.Err()
 	}
-	out, err := h.Phases.Check(ctx, in.SectorRef)
+	out, err := h.Phases.Validate(ctx, in.SectorRef)
 	if err != nil {
 		if isAppError(err, job.ErrBadC1) {
 			h.count(func(s *HostStats) { s.BadC1++ })
@@ -470,9 +470,8 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		h.ws.give(w)
 		return job.DeviceOutput{}, err
 	}
-	p, err := async(ctx, func() (Proving, error) {
-		return h.Phases.Device(ctx, w.solved, h.Slots, order, func() { h.ws.releaseABC(w) })
-	},
+	var use gpu.Use
+	_, err := async(ctx, func() (Proving, error) { return h.onDevice(ctx, w, order, &use) },
 		func(p Proving, err error, abandoned bool) {
 			if err != nil || abandoned {
 				// The witness is consumed either way: the workflow
@@ -481,7 +480,6 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 				return
 			}
 			w.solved, w.proving = nil, p
-			h.ws.releaseABC(w) // normally done in onFreed already
 			h.ws.give(w)
 		})
 	if err != nil {
@@ -492,12 +490,32 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		}
 		return job.DeviceOutput{}, fmt.Errorf("device phase %s: %w", part, err)
 	}
-	r := p.Report()
 	h.count(func(s *HostStats) { s.DevicePhases++ })
-	h.phase("queue", queue+r.Queue)
-	h.phase("device", r.Busy)
-	return job.DeviceOutput{MovedTo: moved, Device: r.Device, DeviceMS: r.Busy.Milliseconds(), QueueMS: queue.Milliseconds() + r.Queue.Milliseconds(),
-		Start: r.Start, End: r.Start.Add(r.Busy)}, nil
+	h.phase("queue", queue+use.Queue)
+	h.phase("device", use.Busy)
+	return job.DeviceOutput{MovedTo: moved, Device: use.Device, DeviceMS: use.Busy.Milliseconds(), QueueMS: queue.Milliseconds() + use.Queue.Milliseconds(),
+		Start: use.Start, End: use.Start.Add(use.Busy)}, nil
+}
+
+// onDevice runs w's device phase on a slot of the host's devices, in
+// order: the quotient, the witness's budget share given back (its big
+// vectors are gone), the MSMs. use is the slot's account.
+func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *gpu.Use) (Proving, error) {
+	var p Proving
+	u, err := h.Slots.Run(ctx, order, func(dev gpu.Held) error {
+		r, err := h.Phases.Quotient(ctx, w.solved, dev)
+		if err != nil {
+			return err
+		}
+		h.ws.releaseABC(w)
+		p, err = h.Phases.MSM(ctx, r, dev)
+		return err
+	})
+	*use = u
+	if f := (*gpu.Fault)(nil); errors.As(err, &f) {
+		h.Log.Error("DEVICE_QUARANTINED", "device", f.Device, "partition", w.solved.Partition(), "error", err)
+	}
+	return p, err
 }
 
 // Finalize is the Finalize activity: the CPU finalize and the partition
@@ -548,7 +566,7 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		dur   time.Duration
 	}
 	o, err := async(ctx, func() (out, error) {
-		proof, dur, err := h.Phases.Finish(ctx, w.proving)
+		proof, dur, err := h.Phases.Finalize(ctx, w.proving)
 		return out{proof, dur}, err
 	}, func(o out, err error, abandoned bool) {
 		if h.finalizeSlots != nil {

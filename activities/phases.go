@@ -15,22 +15,27 @@ import (
 // and the simulation's (package sim: modelled time on modelled devices),
 // so a simulation runs this package's scheduling code, not a copy of it.
 type Phases interface {
-	// Check reads a sector's C1 and verifies it natively; a bad C1 is a
+	// Validate reads a sector's C1 and verifies it natively; a bad C1 is a
 	// non-retryable job.ErrBadC1.
-	Check(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error)
+	Validate(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error)
 	// PartitionBytes is what a synthesized partition of the sector holds
 	// (the budget's share, asked before synthesis).
 	PartitionBytes(ctx context.Context, ref job.SectorRef) (int64, error)
 	// Synthesize solves partition k of the sector into its witness.
 	Synthesize(ctx context.Context, ref job.SectorRef, k int) (Solved, error)
-	// Device runs the device phase of s on one of slots, waiting for a slot
-	// in order; onFreed is called once s's big vectors are freed (the
-	// moment the budget may admit the next synthesis). s is consumed.
-	Device(ctx context.Context, s Solved, slots *gpu.Slots, order gpu.Order, onFreed func()) (Proving, error)
-	// Finish completes the partition's proof on the CPU and verifies it: an
+	// Quotient is the device phase's first step (H by NTTs) of s on dev, a
+	// device slot the host holds (it acquires slots in one place,
+	// gpu.Slots.Run). s is consumed; its big vectors are freed when
+	// Quotient returns, the moment the budget may admit the next
+	// synthesis. An error of the device is a gpu.Fault.
+	Quotient(ctx context.Context, s Solved, dev gpu.Held) (Reduced, error)
+	// MSM is the device phase's second step (the G1 MSMs), on the same
+	// device.
+	MSM(ctx context.Context, r Reduced, dev gpu.Held) (Proving, error)
+	// Finalize completes the partition's proof on the CPU and verifies it: an
 	// invalid proof is a job.ErrInvalidProof and never leaves the host. It
 	// returns the proof as it crosses Temporal.
-	Finish(ctx context.Context, p Proving) ([]byte, time.Duration, error)
+	Finalize(ctx context.Context, p Proving) ([]byte, time.Duration, error)
 	// Store verifies a sector's partition proofs as one C2 and stores it
 	// conditionally; Lookup says whether a stored C2 can be trusted.
 	Store(ctx context.Context, in job.StoreInput) (job.StoreOutput, error)
@@ -51,17 +56,12 @@ type Solved interface {
 	SynthTime() time.Duration
 }
 
-// Proving is a partition after its device phase, before Finish.
-type Proving interface {
+// Reduced is a partition between the device phase's two steps.
+type Reduced interface {
 	Partition() string
-	// Report is the device phase's account: device, times.
-	Report() DeviceReport
 }
 
-// DeviceReport is what a device phase reports.
-type DeviceReport struct {
-	Device string
-	Start  time.Time     // when the device was acquired
-	Queue  time.Duration // waiting for a device slot
-	Busy   time.Duration // on the device
+// Proving is a partition after its device phase, before Finalize.
+type Proving interface {
+	Partition() string
 }

@@ -172,8 +172,8 @@ func (p *ProverPhases) sectorVerifier(ctx context.Context, ref job.SectorRef) (s
 	return s, v, nil
 }
 
-// Check implements Phases: strict decoding, then every vanilla proof.
-func (p *ProverPhases) Check(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error) {
+// Validate implements Phases: strict decoding, then every vanilla proof.
+func (p *ProverPhases) Validate(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error) {
 	s, err := p.sector(ctx, ref)
 	if err != nil {
 		return job.ValidateOutput{}, err
@@ -208,9 +208,17 @@ type proving struct {
 }
 
 func (p *proving) Partition() string { return p.pt.Partition }
-func (p *proving) Report() DeviceReport {
-	return DeviceReport{Device: p.pt.Device, Start: p.pt.DeviceStart, Queue: p.pt.QueueTime, Busy: p.pt.DeviceTime}
+
+// reduced is a real partition between the device phase's two steps.
+type reduced struct {
+	sector scheme.Sector
+	circ   scheme.Circuit
+	k      int
+	q      *prover.Quotient
+	name   string
 }
+
+func (r *reduced) Partition() string { return r.name }
 
 // PartitionBytes implements Phases: from the circuit of the proof the
 // sector's identity names (its C1 is decoded only when the identity names
@@ -253,26 +261,40 @@ func (p *ProverPhases) Synthesize(ctx context.Context, ref job.SectorRef, k int)
 	return &solved{sector: s, circ: c, k: k, sol: sol}, nil
 }
 
-// Device implements Phases.
-func (p *ProverPhases) Device(ctx context.Context, s Solved, slots *gpu.Slots, order gpu.Order, onFreed func()) (Proving, error) {
+// Quotient implements Phases.
+func (p *ProverPhases) Quotient(ctx context.Context, s Solved, dev gpu.Held) (Reduced, error) {
 	w, ok := s.(*solved)
 	if !ok {
 		return nil, fmt.Errorf("device phase: a %T is not a synthesized partition", s)
 	}
-	pt, err := w.circ.Prover().Start(ctx, slots, w.sol, prover.WithOrder(order), prover.OnFreed(onFreed))
+	name := w.sol.Partition
+	q, err := w.circ.Prover().Quotient(ctx, dev, w.sol)
+	if err != nil {
+		return nil, err
+	}
+	return &reduced{sector: w.sector, circ: w.circ, k: w.k, q: q, name: name}, nil
+}
+
+// MSM implements Phases.
+func (p *ProverPhases) MSM(ctx context.Context, r Reduced, dev gpu.Held) (Proving, error) {
+	w, ok := r.(*reduced)
+	if !ok {
+		return nil, fmt.Errorf("device phase: a %T is not a quotient", r)
+	}
+	pt, err := w.circ.Prover().MSM(ctx, dev, w.q)
 	if err != nil {
 		return nil, err
 	}
 	return &proving{sector: w.sector, circ: w.circ, k: w.k, pt: pt}, nil
 }
 
-// Finish implements Phases.
-func (p *ProverPhases) Finish(ctx context.Context, pr Proving) ([]byte, time.Duration, error) {
+// Finalize implements Phases.
+func (p *ProverPhases) Finalize(ctx context.Context, pr Proving) ([]byte, time.Duration, error) {
 	w, ok := pr.(*proving)
 	if !ok {
 		return nil, 0, fmt.Errorf("finalize: a %T is not a device phase's result", pr)
 	}
-	proof, dur, err := w.circ.Prover().Finish(ctx, w.pt)
+	proof, dur, err := w.circ.Prover().Finalize(ctx, w.pt)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -46,7 +46,7 @@ func TestSectorCacheDecodesOnce(t *testing.T) {
 	run := func(cache *SectorCache) (time.Duration, int64) {
 		p := &ProverPhases{Artifacts: store, Schemes: schemes, Log: slog.New(slog.DiscardHandler), Sectors: cache}
 		t0 := time.Now()
-		if _, err := p.Check(ctx, ref); err != nil { // the validation verifies it natively
+		if _, err := p.Validate(ctx, ref); err != nil { // the validation verifies it natively
 			t.Fatal(err)
 		}
 		done := make(chan error, reads-1)

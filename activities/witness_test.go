@@ -20,7 +20,7 @@ import (
 
 // fakePhases makes partitions out of nothing: enough for the host's
 // bookkeeping (witness table, budget) to be tested without a circuit.
-// Finish draws a fresh random proof each call, as a real finalize draws
+// Finalize draws a fresh random proof each call, as a real finalize draws
 // fresh randomness: a replayed proof is recognisable.
 type fakePhases struct{ Phases }
 
@@ -32,20 +32,21 @@ func (s fakeSolved) SynthTime() time.Duration { return time.Millisecond }
 
 type fakeProving struct{ fakeSolved }
 
-func (p fakeProving) Report() DeviceReport { return DeviceReport{Device: "fake"} }
-
 func (fakePhases) Synthesize(_ context.Context, _ job.SectorRef, k int) (Solved, error) {
 	return fakeSolved{k}, nil
 }
 
 func (fakePhases) PartitionBytes(context.Context, job.SectorRef) (int64, error) { return 1 << 20, nil }
 
-func (fakePhases) Device(_ context.Context, s Solved, _ *gpu.Slots, _ gpu.Order, onFreed func()) (Proving, error) {
-	onFreed()
-	return fakeProving{s.(fakeSolved)}, nil
+func (fakePhases) Quotient(_ context.Context, s Solved, _ gpu.Held) (Reduced, error) {
+	return s.(fakeSolved), nil
 }
 
-func (fakePhases) Finish(context.Context, Proving) ([]byte, time.Duration, error) {
+func (fakePhases) MSM(_ context.Context, r Reduced, _ gpu.Held) (Proving, error) {
+	return fakeProving{r.(fakeSolved)}, nil
+}
+
+func (fakePhases) Finalize(context.Context, Proving) ([]byte, time.Duration, error) {
 	proof := make([]byte, 192)
 	rand.Read(proof)
 	return proof, time.Millisecond, nil
@@ -59,7 +60,11 @@ func newFakeHost(t *testing.T, budget int) (*Host, *Budget, *testsuite.TestActiv
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewHost("h", fakePhases{}, nil, b, slog.New(slog.DiscardHandler))
+	slots, err := gpu.CPUSlots(1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHost("h", fakePhases{}, slots, b, slog.New(slog.DiscardHandler))
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	for _, a := range []any{h.Synthesize, h.DevicePhase, h.Finalize, h.Release} {
@@ -179,5 +184,77 @@ func TestFinalizeRetryReplaysItsProof(t *testing.T) {
 	}
 	if len(h.ws.m) != 0 || b.Stats().Held != 0 {
 		t.Fatalf("left after the release: %d witnesses, budget %+v", len(h.ws.m), b.Stats())
+	}
+}
+
+// faultyPhases fails the quotient on its device "cpu/0", as a GPU with an
+// ECC error fails its NTTs.
+type faultyPhases struct{ fakePhases }
+
+func (f faultyPhases) Quotient(ctx context.Context, s Solved, dev gpu.Held) (Reduced, error) {
+	if dev.Name() == "cpu/0" {
+		return nil, gpu.Faulted(dev, errors.New("NTT failed"))
+	}
+	return f.fakePhases.Quotient(ctx, s, dev)
+}
+
+// The host acquires the device for the device phase: a device that
+// faults is quarantined there, the partition's witness is dropped (its
+// workflow synthesizes again) and its budget given back, and the next
+// partition proves on the healthy device. A host whose every device is
+// quarantined takes no more synthesis.
+func TestHostQuarantinesAFaultyDevice(t *testing.T) {
+	b, err := NewBudget(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := gpu.NewSlots(&gpu.CPU{ID: 0}, &gpu.CPU{ID: 1})
+	h := NewHost("h", faultyPhases{}, slots, b, slog.New(slog.DiscardHandler))
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(h.Synthesize)
+	env.RegisterActivity(h.DevicePhase)
+	device := func(k int) (job.DeviceOutput, error) {
+		t.Helper()
+		v, err := env.ExecuteActivity(h.Synthesize, job.SynthInput{Partition: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var so job.SynthOutput
+		if err := v.Get(&so); err != nil {
+			t.Fatal(err)
+		}
+		v, err = env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: so.Witness, Partition: k})
+		var out job.DeviceOutput
+		if err == nil {
+			err = v.Get(&out)
+		}
+		return out, err
+	}
+	if _, err := device(0); err == nil || !strings.Contains(err.Error(), "NTT failed") {
+		t.Fatalf("the device phase on the faulty device: %v", err)
+	}
+	if q := slots.Quarantined(); len(q) != 1 || q["cpu/0"] == "" {
+		t.Fatalf("quarantined %v", q)
+	}
+	// (Running is the slot supplier's count, which this environment has
+	// not: the held witnesses are the budget's part here.)
+	if st := b.Stats(); st.Held != 0 || h.Witnesses() != 0 {
+		t.Fatalf("after the fault: budget %+v, %d witnesses", st, h.Witnesses())
+	}
+	out, err := device(1)
+	if err != nil || out.Device != "cpu/1" {
+		t.Fatalf("the next partition: %+v, %v", out, err)
+	}
+	// The last device too: the host stops taking synthesis.
+	slots.Fail(slots.Devices()[1], errors.New("lost"))
+	if _, err := device(2); err == nil {
+		t.Fatal("a device phase with every device quarantined succeeded")
+	}
+	b.mu.Lock()
+	frozen := b.frozen
+	b.mu.Unlock()
+	if !frozen {
+		t.Error("a host without devices still admits synthesis")
 	}
 }

@@ -24,12 +24,12 @@ import (
 // ProverRun is one alternation: the split prover and gnark's Prove on the
 // same partition.
 type ProverRun struct {
-	Split    time.Duration // synthesize + Start + Finish
+	Split    time.Duration // synthesize + Start + Finalize
 	Synth    time.Duration
 	Device   time.Duration // Start: NTTs + G1 MSMs
 	NTT      time.Duration
 	MSMG1    time.Duration
-	Finalize time.Duration // Finish: G2 MSM + assembly
+	Finalize time.Duration // Finalize: G2 MSM + assembly
 	G2       time.Duration
 	Gnark    time.Duration // groth16.Prove, solving included
 }
@@ -61,7 +61,7 @@ func ProverBench(ctx context.Context, p *prover.Prover, keys *params.Keys, slots
 			return nil, err
 		}
 		r.Device, r.NTT, r.MSMG1 = pt.DeviceTime, pt.NTTTime, pt.MSMTime
-		proof, fin, err := p.Finish(ctx, pt)
+		proof, fin, err := p.Finalize(ctx, pt)
 		if err != nil {
 			return nil, err
 		}
@@ -136,10 +136,10 @@ func (r *ProverReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "  gnark groth16.Prove     %s\n", ms(func(x ProverRun) time.Duration { return x.Gnark }))
 	fmt.Fprintf(w, "  split prove (total)     %s\n", ms(func(x ProverRun) time.Duration { return x.Split }))
 	fmt.Fprintf(w, "    synthesis             %s\n", ms(func(x ProverRun) time.Duration { return x.Synth }))
-	fmt.Fprintf(w, "    device phase (Start)  %s\n", ms(func(x ProverRun) time.Duration { return x.Device }))
+	fmt.Fprintf(w, "    device phase          %s\n", ms(func(x ProverRun) time.Duration { return x.Device }))
 	fmt.Fprintf(w, "      NTT (H)             %s  %s of compute\n", ms(func(x ProverRun) time.Duration { return x.NTT }), pct(func(x ProverRun) time.Duration { return x.NTT }))
 	fmt.Fprintf(w, "      G1 MSMs             %s  %s of compute\n", ms(func(x ProverRun) time.Duration { return x.MSMG1 }), pct(func(x ProverRun) time.Duration { return x.MSMG1 }))
-	fmt.Fprintf(w, "    finalize (Finish)     %s\n", ms(func(x ProverRun) time.Duration { return x.Finalize }))
+	fmt.Fprintf(w, "    finalize              %s\n", ms(func(x ProverRun) time.Duration { return x.Finalize }))
 	fmt.Fprintf(w, "      G2 MSM              %s  %s of compute\n", ms(func(x ProverRun) time.Duration { return x.G2 }), pct(func(x ProverRun) time.Duration { return x.G2 }))
 	fmt.Fprintf(w, "split/gnark time ratio    %.3f (goal <= 1.05)\n", r.Ratio())
 	fmt.Fprintf(w, "device share of prove     %.3f (device / (device + finalize); goal <= 0.75)\n", r.DeviceShare())

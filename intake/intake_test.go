@@ -11,6 +11,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // Identify (what `c2flow submit` runs) checks a Filecoin C1 against every
@@ -45,7 +46,7 @@ func TestIdentifyChecksSectorsJSON(t *testing.T) {
 		if err := seal.WriteManifest(filepath.Join(dir, "sectors.json"), m); err != nil {
 			t.Fatal(err)
 		}
-		ref, err := Identify(Public{})(context.Background(), file, raw.Bytes())
+		ref, err := Identify(Schemes(), scheme.Hints{})(context.Background(), file, raw.Bytes())
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)

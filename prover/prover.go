@@ -6,7 +6,7 @@
 //   - Start, the device phase, holds one device slot: H from a, b, c by
 //     NTTs (a, b, c are freed as soon as H exists), then the G1 MSMs
 //     (A, B in G1, K, H). None of it depends on the proof's randomness.
-//   - Finish, on the CPU with no slot held: the B-in-G2 MSM and the proof
+//   - Finalize, on the CPU with no slot held: the B-in-G2 MSM and the proof
 //     assembly with fresh r, s from crypto/rand.
 //
 // A device is therefore free for the next partition while the CPU finishes
@@ -61,7 +61,7 @@ type Prover struct {
 	Keys *Keys
 	Log  *slog.Logger
 	// EarlyG2 starts the B-in-G2 MSM on the CPU when the device phase
-	// starts, overlapping it; Finish then only assembles. On a host whose
+	// starts, overlapping it; Finalize then only assembles. On a host whose
 	// CPU also runs the device phase (the CPU backend) the two compete.
 	EarlyG2 bool
 }
@@ -93,17 +93,12 @@ type Solution struct {
 type StartOption func(*startConfig)
 
 type startConfig struct {
-	order   gpu.Order
-	onFreed func()
+	order gpu.Order
 }
 
 // WithOrder ranks the partition's claim on a device among those waiting
 // (default: the zero Order, arrival order among equals).
 func WithOrder(o gpu.Order) StartOption { return func(c *startConfig) { c.order = o } }
-
-// OnFreed is called as soon as a, b and c are freed, before the MSMs: the
-// moment a memory budget may admit the next synthesis.
-func OnFreed(f func()) StartOption { return func(c *startConfig) { c.onFreed = f } }
 
 // Bytes is the memory the solution holds.
 func (s *Solution) Bytes() int64 {
@@ -134,7 +129,7 @@ type Partial struct {
 	g2done          *g2Result     // the G2 MSM's result once known
 }
 
-// G2Time is the B-in-G2 MSM's duration, known once Finish has run.
+// G2Time is the B-in-G2 MSM's duration, known once Finalize has run.
 func (pt *Partial) G2Time() time.Duration {
 	if pt.g2done == nil {
 		return 0
@@ -151,57 +146,84 @@ type g2Result struct {
 // Bytes is the memory the partial holds (the filtered B wires).
 func (pt *Partial) Bytes() int64 { return int64(cap(pt.wireB)) * fr.Bytes }
 
-// Start runs the device phase of a solution on a device from slots,
-// holding the slot for exactly this phase. It consumes sol: a, b, c are
-// released once H is computed, and the solution must not be reused.
+// Quotient is a solution after the device phase's first step: H, and the
+// wires the MSMs need. The solution's a, b and c are gone: the moment a
+// memory budget may admit the next synthesis.
+type Quotient struct {
+	partition   string
+	wire, wireB []fr.Element
+	h           []fr.Element
+	g2          chan g2Result
+	nttTime     time.Duration
+}
+
+// Bytes is the memory the quotient holds (the wires and H).
+func (q *Quotient) Bytes() int64 {
+	return int64(cap(q.wire)+cap(q.wireB)+cap(q.h)) * fr.Bytes
+}
+
+// Start runs the device phase of a solution on a device from slots (Run
+// acquires it: a slot is held for exactly this phase): Quotient, then MSM.
+// It consumes sol. A host runs the two steps itself, to give the freed
+// memory back between them.
 func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution, opts ...StartOption) (*Partial, error) {
 	var cfg startConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var pt *Partial
+	_, err := slots.Run(ctx, cfg.order, func(dev gpu.Held) error {
+		q, err := p.Quotient(ctx, dev, sol)
+		if err != nil {
+			return err
+		}
+		pt, err = p.MSM(ctx, dev, q)
+		return err
+	})
+	if f := (*gpu.Fault)(nil); errors.As(err, &f) {
+		p.Log.Error("DEVICE_QUARANTINED", "device", f.Device, "partition", sol.Partition, "error", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("device phase %s: %w", sol.Partition, err)
+	}
+	return pt, nil
+}
+
+// Quotient is the device phase's first step, on dev (a slot the caller
+// holds): H = (A*B - C)/Z by NTTs. It consumes sol: a, b and c are freed
+// when it returns, and the solution must not be reused. An error of the
+// device is a gpu.Fault.
+func (p *Prover) Quotient(ctx context.Context, dev gpu.Held, sol *Solution) (*Quotient, error) {
 	pk := p.Keys.PK
 	if sol.A == nil {
 		return nil, fmt.Errorf("device phase %s: solution already consumed", sol.Partition)
 	}
-	pt := &Partial{Partition: sol.Partition}
-	wire := sol.W
-	pt.wireB = filter(wire, pk.InfinityB, pk.NbInfinityB)
+	q := &Quotient{partition: sol.Partition, wire: sol.W}
+	q.wireB = filter(sol.W, pk.InfinityB, pk.NbInfinityB)
 	if p.EarlyG2 {
-		pt.g2 = make(chan g2Result, 1)
-		go func() { pt.g2 <- p.g2MSM(pt.wireB) }()
+		q.g2 = make(chan g2Result, 1)
+		go func() { q.g2 <- p.g2MSM(q.wireB) }()
 	}
-
-	tq := time.Now()
-	dev, err := slots.AcquireOrder(ctx, cfg.order)
-	if err != nil {
-		return nil, fmt.Errorf("device phase %s: waiting for a device: %w", sol.Partition, err)
-	}
-	// A device that fails an operation is quarantined, not handed to the
-	// next partition; this one is synthesized again by its workflow.
-	var devErr error
-	defer func() {
-		if devErr != nil && ctx.Err() == nil {
-			slots.Fail(dev, devErr)
-			p.Log.Error("DEVICE_QUARANTINED", "device", dev.Name(), "partition", sol.Partition, "error", devErr)
-			return
-		}
-		slots.Release(dev)
-	}()
-	pt.QueueTime, pt.Device, pt.DeviceStart = time.Since(tq), dev.Name(), time.Now()
-	held := sol.Bytes()
-	p.Log.Info("GPU_START", "partition", sol.Partition, "device", dev.Name(), "bytes", held, "queue_ms", pt.QueueTime.Milliseconds())
+	p.Log.Info("GPU_START", "partition", sol.Partition, "device", dev.Name(), "bytes", sol.Bytes(), "queue_ms", dev.Queue.Milliseconds())
 	t0 := time.Now()
-
 	h, err := computeH(ctx, dev, sol, pk)
 	if err != nil {
-		devErr = err
-		return nil, fmt.Errorf("device phase %s on %s: H: %w", sol.Partition, dev.Name(), err)
+		return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: H: %w", sol.Partition, err))
 	}
-	if cfg.onFreed != nil {
-		cfg.onFreed()
-	}
-	pt.NTTTime = time.Since(t0)
+	sol.W = nil // the quotient holds the wires now
+	q.h, q.nttTime = h, time.Since(t0)
+	return q, nil
+}
+
+// MSM is the device phase's second step, on dev: the four G1 MSMs
+// without the proof's randomness. It consumes q. An error of the device
+// is a gpu.Fault.
+func (p *Prover) MSM(ctx context.Context, dev gpu.Held, q *Quotient) (*Partial, error) {
+	pk := p.Keys.PK
+	pt := &Partial{Partition: q.partition, Device: dev.Name(), QueueTime: dev.Queue, DeviceStart: dev.Start,
+		NTTTime: q.nttTime, wireB: q.wireB, g2: q.g2}
 	t1 := time.Now()
+	wire := q.wire
 	wireA := filter(wire, pk.InfinityA, pk.NbInfinityA)
 	sizeH := int(pk.Domain.Cardinality - 1) // deg(H) = n-2
 	nbPublic := p.Keys.NbPublic
@@ -213,17 +235,17 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution, opt
 		{&pt.ar, pk.G1.A, wireA},
 		{&pt.bs1, pk.G1.B, pt.wireB},
 		{&pt.krs, pk.G1.K, wire[nbPublic:]},
-		{&pt.h, pk.G1.Z, h[:sizeH]},
+		{&pt.h, pk.G1.Z, q.h[:sizeH]},
 	} {
+		var err error
 		if *m.dst, err = dev.MSMG1(ctx, m.points, m.scalars); err != nil {
-			devErr = err
-			return nil, fmt.Errorf("device phase %s on %s: %w", sol.Partition, dev.Name(), err)
+			return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: %w", q.partition, err))
 		}
 	}
+	q.wire, q.h, q.wireB = nil, nil, nil // the partial keeps only the filtered B wires
 	pt.MSMTime = time.Since(t1)
-	pt.DeviceTime = time.Since(t0)
-	sol.W = nil // the partial keeps only the filtered B wires
-	p.Log.Info("GPU_END", "partition", sol.Partition, "device", dev.Name(), "bytes", pt.Bytes(),
+	pt.DeviceTime = time.Since(dev.Start)
+	p.Log.Info("GPU_END", "partition", pt.Partition, "device", dev.Name(), "bytes", pt.Bytes(),
 		"ntt_ms", pt.NTTTime.Milliseconds(), "msm_ms", pt.MSMTime.Milliseconds(), "gpu_ms", pt.DeviceTime.Milliseconds())
 	return pt, nil
 }
@@ -277,11 +299,11 @@ func (p *Prover) g2MSM(wireB []fr.Element) g2Result {
 	return g2Result{bs: bs, dur: time.Since(t0), err: err}
 }
 
-// Finish is the CPU finalize: the B-in-G2 MSM (unless it ran early) and the
+// Finalize is the CPU finalize: the B-in-G2 MSM (unless it ran early) and the
 // proof assembly with fresh r, s. It holds no device slot. It leaves the
-// partial intact, so a failed Finish can be retried, but two Finish calls
+// partial intact, so a failed Finalize can be retried, but two Finalize calls
 // on one partial must not run at once.
-func (p *Prover) Finish(ctx context.Context, pt *Partial) (*groth16bls.Proof, time.Duration, error) {
+func (p *Prover) Finalize(ctx context.Context, pt *Partial) (*groth16bls.Proof, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
@@ -290,7 +312,7 @@ func (p *Prover) Finish(ctx context.Context, pt *Partial) (*groth16bls.Proof, ti
 	var g2 g2Result
 	switch {
 	case pt.g2done != nil:
-		g2 = *pt.g2done // a retried Finish reuses the G2 MSM
+		g2 = *pt.g2done // a retried Finalize reuses the G2 MSM
 	case pt.g2 != nil:
 		select {
 		case g2 = <-pt.g2:

@@ -96,7 +96,7 @@ func prove(t *testing.T, p testProver, id uint64, tamper func(*prover.Partial)) 
 	if tamper != nil {
 		tamper(pt)
 	}
-	proof, _, err := p.Finish(ctx, pt)
+	proof, _, err := p.Finalize(ctx, pt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestFailingDeviceIsQuarantined(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if proof, _, err = p.Finish(ctx, pt); err != nil {
+		if proof, _, err = p.Finalize(ctx, pt); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -38,7 +38,7 @@ func TestSpilledSolutionProves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proof, _, err := p.Finish(ctx, pt)
+	proof, _, err := p.Finalize(ctx, pt)
 	if err != nil {
 		t.Fatal(err)
 	}

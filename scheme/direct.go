@@ -42,7 +42,7 @@ func ProveDirect(ctx context.Context, c Circuit, s Sector, slots *gpu.Slots, pro
 		}
 		sol = nil
 		t.Queue, t.Device, t.NTT, t.MSM = partial.QueueTime, partial.DeviceTime, partial.NTTTime, partial.MSMTime
-		proof, fin, err := pr.Finish(ctx, partial)
+		proof, fin, err := pr.Finalize(ctx, partial)
 		if err != nil {
 			return nil, nil, fmt.Errorf("direct mode: finalize %s: %w", t.Partition, err)
 		}

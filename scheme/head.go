@@ -2,6 +2,7 @@ package scheme
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -80,4 +81,19 @@ func (s Set) Recognize(head []byte) (Scheme, error) {
 		}
 	}
 	return nil, fmt.Errorf("not a C1 of any scheme (%s): its head has %s", s.names(), what)
+}
+
+// Identify gives the identity of a C1 file (its name and bytes): the
+// scheme whose format it is (Recognize) binds it to its prover and sector
+// and checks it natively (Scheme.Identify).
+func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Scheme, Ident, error) {
+	sc, err := s.Recognize(raw)
+	if err != nil {
+		return nil, Ident{}, err
+	}
+	id, err := sc.Identify(ctx, name, raw, h)
+	if err != nil {
+		return nil, Ident{}, err
+	}
+	return sc, id, nil
 }

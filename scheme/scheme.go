@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
@@ -36,10 +37,21 @@ var ErrNoKeys = errors.New("no proving keys")
 // caller read them by it).
 type Ident = job.SectorRef
 
+// Hints are what a user says of a C1 file that the file itself may not:
+// whose sector it is (a prover id in hex, a sector number in decimal).
+type Hints struct {
+	ProverID, SectorID string
+}
+
+// Given reports whether any hint is set.
+func (h Hints) Given() bool { return h.ProverID != "" || h.SectorID != "" }
+
 // Scheme is one family of C1 files and their circuits.
 type Scheme interface {
 	// Name names the scheme in messages ("c2flow", "filecoin").
 	Name() string
+	// Proofs names every proof or profile the scheme owns, for messages.
+	Proofs() []string
 	// Owns reports whether proof (a registered proof or profile name) is
 	// one of this scheme's.
 	Owns(proof string) bool
@@ -47,6 +59,22 @@ type Scheme interface {
 	// first HeadBytes) is h is in this scheme's format: Set.Recognize
 	// routes a file by it.
 	Recognize(h Head) bool
+	// Identify gives the identity of the C1 file name whose bytes are raw
+	// (a C1 this scheme Recognizes): its prover, sector and proof, bound
+	// and checked natively. Hints say what the file may not (whose sector
+	// it is); a scheme whose C1s name their sector refuses them rather
+	// than ignore them. Every error is the file's or the hints' fault.
+	Identify(ctx context.Context, name string, raw []byte, h Hints) (Ident, error)
+	// C2Ext is the file name extension of this scheme's C2 files (".c2",
+	// ".proof").
+	C2Ext() string
+	// WriteInfo writes the sizes of one partition of proof's circuit for a
+	// person (c2flow circuit info): constraints, variables, synthesis
+	// memory; no keys are needed.
+	WriteInfo(w io.Writer, proof string) error
+	// SealTest seals the test sectors r asks for and returns the C1 files
+	// it wrote, in sector order.
+	SealTest(ctx context.Context, r SealRequest) ([]string, error)
 	// MaxC1Bytes bounds the size of a C1 of proof, checked before the C1
 	// is read, so a foreign object cannot exhaust a worker's memory.
 	MaxC1Bytes(proof string) (int64, error)
@@ -84,6 +112,9 @@ type Sector interface {
 	Proof() string
 	// Partitions is the number of partition proofs of the sector's C2.
 	Partitions() int
+	// C2Bytes is the size of the sector's C2: a longer file is not its
+	// C2, refused before it is read.
+	C2Bytes() int64
 	// Verify checks every vanilla proof natively; an error names the first
 	// failure (partition, challenge, node) and is the C1's fault.
 	Verify(ctx context.Context) error
@@ -124,7 +155,11 @@ func (s Set) For(proof string) (Scheme, error) {
 			return sc, nil
 		}
 	}
-	return nil, fmt.Errorf("proof %q: not a proof of any scheme this worker runs (%s)", proof, s.names())
+	var known []string
+	for _, sc := range s {
+		known = append(known, sc.Name()+": "+strings.Join(sc.Proofs(), ", "))
+	}
+	return nil, fmt.Errorf("proof %q: not a proof of any scheme this worker runs (%s)", proof, strings.Join(known, "; "))
 }
 
 // names lists the set's schemes for messages.

@@ -82,8 +82,8 @@ func work(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Check reports the modelled shape of every sector.
-func (p *Phases) Check(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error) {
+// Validate reports the modelled shape of every sector.
+func (p *Phases) Validate(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error) {
 	p.rec.sector(ref.SectorID)
 	return job.ValidateOutput{Profile: "sim", Partitions: p.model.Partitions}, nil
 }
@@ -99,14 +99,19 @@ func (s *solved) Partition() string        { return fmt.Sprintf("%d/%d", s.part.
 func (s *solved) Bytes() int64             { return s.bytes }
 func (s *solved) SynthTime() time.Duration { return s.synth }
 
-// proving is a modelled partition after its device phase.
-type proving struct {
-	part   partKey
-	report activities.DeviceReport
+// reduced is a modelled partition between the device phase's steps: the
+// device time drawn for the whole phase and the part still to run.
+type reduced struct {
+	part partKey
+	rest time.Duration
 }
 
-func (p *proving) Partition() string               { return fmt.Sprintf("%d/%d", p.part.sector, p.part.partition) }
-func (p *proving) Report() activities.DeviceReport { return p.report }
+func (r *reduced) Partition() string { return fmt.Sprintf("%d/%d", r.part.sector, r.part.partition) }
+
+// proving is a modelled partition after its device phase.
+type proving struct{ part partKey }
+
+func (p *proving) Partition() string { return fmt.Sprintf("%d/%d", p.part.sector, p.part.partition) }
 
 // PartitionBytes is the model's witness size.
 func (p *Phases) PartitionBytes(context.Context, job.SectorRef) (int64, error) {
@@ -125,38 +130,34 @@ func (p *Phases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (acti
 	return &solved{part: part, bytes: p.model.WitnessBytes, synth: d}, nil
 }
 
-// Device waits for one of the host's device slots in the partition's
-// order, holds it for a modelled device time and frees the witness's
-// budget after the NTT share of it, as the real device phase does.
-func (p *Phases) Device(ctx context.Context, s activities.Solved, slots *gpu.Slots, order gpu.Order, onFreed func()) (activities.Proving, error) {
+// Quotient holds the host's device slot for the NTT share of a modelled
+// device time; the host then frees the witness's budget, as it does after
+// the real quotient.
+func (p *Phases) Quotient(ctx context.Context, s activities.Solved, dev gpu.Held) (activities.Reduced, error) {
 	w := s.(*solved)
-	info := activity.GetInfo(ctx)
-	tq := time.Now()
-	dev, err := slots.AcquireOrder(ctx, order)
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
 	d := p.draw.draw(p.model.DeviceMS)
 	ntt := time.Duration(float64(d) * p.model.FreeAt)
-	err = work(ctx, ntt)
-	if err == nil {
-		onFreed()
-		err = work(ctx, d-ntt)
-	}
-	slots.Release(dev)
-	if err != nil {
+	if err := work(ctx, ntt); err != nil {
 		return nil, err
 	}
-	end := time.Now()
-	p.rec.phase(w.part, phaseDevice, info.ScheduledTime, info.StartedTime, end)
-	p.rec.slot(w.part, start.Sub(tq))
-	return &proving{part: w.part, report: activities.DeviceReport{Device: dev.Name(), Start: start, Queue: start.Sub(tq), Busy: d}}, nil
+	p.rec.slot(w.part, dev.Queue)
+	return &reduced{part: w.part, rest: d - ntt}, nil
 }
 
-// Finish sleeps a modelled finalize. The proof it returns is a marker,
+// MSM holds the slot for the rest of the modelled device time.
+func (p *Phases) MSM(ctx context.Context, r activities.Reduced, dev gpu.Held) (activities.Proving, error) {
+	w := r.(*reduced)
+	if err := work(ctx, w.rest); err != nil {
+		return nil, err
+	}
+	info := activity.GetInfo(ctx)
+	p.rec.phase(w.part, phaseDevice, info.ScheduledTime, info.StartedTime, time.Now())
+	return &proving{part: w.part}, nil
+}
+
+// Finalize sleeps a modelled finalize. The proof it returns is a marker,
 // not a proof: Store of the simulation stores nothing.
-func (p *Phases) Finish(ctx context.Context, pr activities.Proving) ([]byte, time.Duration, error) {
+func (p *Phases) Finalize(ctx context.Context, pr activities.Proving) ([]byte, time.Duration, error) {
 	w := pr.(*proving)
 	started := time.Now() // the host's finalize-slot wait counts as queueing
 	d := p.draw.draw(p.model.FinalizeMS)

@@ -3,6 +3,7 @@ package c2
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -68,6 +69,27 @@ func (c *Verifier) Files() Files { return c.k.files }
 
 // Dev reports whether the parameters are a development setup.
 func (c *Verifier) Dev() bool { return c.k.dev }
+
+// Describe names the verifier's key for a person: the .vk, and whether it
+// is a development setup's.
+func (c *Verifier) Describe() string {
+	d := filepath.Base(c.k.files.VK)
+	if c.k.dev {
+		d += " [DEVELOPMENT SETUP: proofs worthless on chain]"
+	}
+	return d
+}
+
+// Describe names the circuit's keys for a person: the parameter file, the
+// circuit's sizes and shape, and whether they are a development setup.
+func (c *Circuit) Describe() string {
+	n := c.k.counts
+	d := fmt.Sprintf("%s (%d constraints, %d inputs, %d aux; shape %s)", filepath.Base(c.k.files.Params), n.Constraints, n.Inputs, n.Aux, c.k.digest[:16])
+	if c.k.dev {
+		d += " [DEVELOPMENT SETUP: proofs worthless on chain]"
+	}
+	return d
+}
 
 // Counts are one partition's circuit sizes, as recorded.
 func (c *Circuit) Counts() Counts { return c.k.counts }

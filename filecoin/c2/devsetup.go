@@ -16,6 +16,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/internal/flock"
 )
 
@@ -117,10 +118,10 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	if err != nil {
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
-	if err := groth.WriteFileAtomic(jsonPath, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
+	if err := atomicfile.Write(jsonPath, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
-	if err := groth.WriteFileAtomic(filepath.Join(dir, DevMarker), func(w io.Writer) error { _, err := io.WriteString(w, devMarkerText); return err }); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, DevMarker), func(w io.Writer) error { _, err := io.WriteString(w, devMarkerText); return err }); err != nil {
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
 	log.Warn("DEVELOPMENT SETUP written: single-party keys, never for real sectors",
@@ -172,5 +173,5 @@ func linkOrCopy(from, to string) error {
 		return err
 	}
 	defer src.Close()
-	return groth.WriteFileAtomic(to, func(w io.Writer) error { _, err := io.Copy(w, src); return err })
+	return atomicfile.Write(to, func(w io.Writer) error { _, err := io.Copy(w, src); return err })
 }

@@ -97,6 +97,9 @@ type Params struct {
 	// a search of Dir, and is not checked against parameters.json: the
 	// caller vouches for it (c2flow prove --vk/--pk-params).
 	Pair *Files
+	// EarlyG2 starts each partition's B-in-G2 MSM when its device phase
+	// starts (prover.Prover.EarlyG2).
+	EarlyG2 bool
 }
 
 func (p Params) dir() string {

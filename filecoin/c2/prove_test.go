@@ -150,7 +150,7 @@ func TestProve2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	sol = nil
-	gproof, _, err := pr.Finish(ctx, partial)
+	gproof, _, err := pr.Finalize(ctx, partial)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,9 @@ func New(p Params, log *slog.Logger) *Scheme {
 // Name implements scheme.Scheme.
 func (s *Scheme) Name() string { return "filecoin" }
 
+// Proofs implements scheme.Scheme: the supported registered seal proofs.
+func (s *Scheme) Proofs() []string { return proofs.Names() }
+
 // Owns implements scheme.Scheme: the names of the supported registered
 // seal proofs (proofs.Names).
 func (s *Scheme) Owns(proof string) bool {
@@ -346,6 +349,7 @@ func (s *Scheme) load(ctx context.Context, info *proofs.SealProofInfo) (*keys, e
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s prover: %w", info.Name, err))
 	}
+	k.prover.EarlyG2 = s.params.EarlyG2
 	log.Info("Filecoin parameters loaded", "params", filepath.Base(loc.Params), "constraints", k.counts.Constraints,
 		"inputs", k.counts.Inputs, "aux", k.counts.Aux, "shape", digest[:16], "digests_s", tSums.Seconds(),
 		"shape_s", tShape.Seconds(), "read_s", time.Since(t1).Seconds(), "checked_against_parameters_json", loc.wantVK != "")

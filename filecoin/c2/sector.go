@@ -9,6 +9,7 @@ import (
 
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/scheme"
@@ -105,6 +106,9 @@ func (s *Sector) Proof() string { return s.info.Name }
 
 // Partitions implements scheme.Sector.
 func (s *Sector) Partitions() int { return s.info.Partitions }
+
+// C2Bytes implements scheme.Sector: a 192-byte proof per partition.
+func (s *Sector) C2Bytes() int64 { return int64(s.info.Partitions) * groth.ProofSize }
 
 // Verify implements scheme.Sector: seal.Verify against the public data
 // (seal.VerifyCarried without).

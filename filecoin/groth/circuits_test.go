@@ -169,7 +169,7 @@ func proveSplit(t testing.TB, ccs *csbls.R1CS, pk *groth16bls.ProvingKey, vk *gr
 	if err != nil {
 		t.Fatal(err)
 	}
-	gp, _, err := pr.Finish(ctx, partial)
+	gp, _, err := pr.Finalize(ctx, partial)
 	if err != nil {
 		t.Fatal(err)
 	}

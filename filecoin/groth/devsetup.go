@@ -1,7 +1,6 @@
 package groth
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/internal/flock"
 )
 
@@ -62,35 +62,12 @@ func DevSetup(ctx context.Context, cache r1cs.SetupCache, shape *r1cs.Shape, dig
 		return DevFiles{}, false, fmt.Errorf("development setup %s: %w", digest[:16], err)
 	}
 	tGen := time.Since(t0)
-	if err := WriteFileAtomic(f.Params, func(w io.Writer) error { _, err := p.WriteTo(w); return err }); err != nil {
+	if err := atomicfile.Write(f.Params, func(w io.Writer) error { _, err := p.WriteTo(w); return err }); err != nil {
 		return DevFiles{}, false, fmt.Errorf("development setup cache: %w", err)
 	}
-	if err := WriteFileAtomic(f.VK, func(w io.Writer) error { _, err := p.VK.WriteTo(w); return err }); err != nil {
+	if err := atomicfile.Write(f.VK, func(w io.Writer) error { _, err := p.VK.WriteTo(w); return err }); err != nil {
 		return DevFiles{}, false, fmt.Errorf("development setup cache: %w", err)
 	}
 	log.Warn("DEVELOPMENT SETUP made", "generate_s", tGen.Seconds(), "total_s", time.Since(t0).Seconds(), "params", f.Params)
 	return f, true, nil
-}
-
-// WriteFileAtomic writes path, buffered, through a temporary file renamed
-// into place: the file is whole or absent.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := write(bw); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return os.Rename(f.Name(), path)
 }

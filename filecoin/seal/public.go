@@ -10,6 +10,7 @@ import (
 
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/sdr"
+	"github.com/c2flow/c2flow/internal/atomicfile"
 )
 
 // MaxSectorID is the largest Filecoin sector number: lotus-bench's
@@ -165,12 +166,8 @@ func WriteManifest(path string, m *Manifest) error {
 	if err != nil {
 		return fmt.Errorf("seal: write manifest %s: %w", path, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("seal: write manifest: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("seal: write manifest: %w", err)
+	if err := atomicfile.WriteBytes(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("seal: manifest: %w", err)
 	}
 	return nil
 }

@@ -10,12 +10,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
+	"text/tabwriter"
+	"time"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
+	"github.com/c2flow/c2flow/internal/units"
+	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
@@ -30,6 +35,8 @@ type Scheme struct {
 	log     *slog.Logger
 	earlyG2 bool
 	hasher  *porep.Hasher
+	// devSetup: a profile without keys gets a development setup.
+	devSetup bool
 
 	mu       sync.Mutex
 	circuits map[string]*Circuit
@@ -42,6 +49,11 @@ type Option func(*Scheme)
 
 // WithEarlyG2 starts the B-in-G2 MSM with the device phase (prover.Prover.EarlyG2).
 func WithEarlyG2(on bool) Option { return func(s *Scheme) { s.earlyG2 = on } }
+
+// WithDevSetup makes a development setup of a profile whose keys the
+// store lacks (params.Load: single-party, never for real sectors) instead
+// of failing with scheme.ErrNoKeys: the one-process commands' default.
+func WithDevSetup(on bool) Option { return func(s *Scheme) { s.devSetup = on } }
 
 // WithLogger sets the provers' logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(s *Scheme) { s.log = l } }
@@ -57,6 +69,9 @@ func New(store params.Store, opts ...Option) *Scheme {
 
 // Name implements scheme.Scheme.
 func (*Scheme) Name() string { return "c2flow" }
+
+// Proofs implements scheme.Scheme: the porep profiles.
+func (*Scheme) Proofs() []string { return porep.ProfileNames() }
 
 // Owns implements scheme.Scheme: the porep profiles, and "" (a sector
 // submitted without a declared proof is a test-scheme sector).
@@ -74,6 +89,28 @@ func (*Scheme) Recognize(h scheme.Head) bool {
 	_, err := porep.LookupProfile(p)
 	return err == nil
 }
+
+// Identify implements scheme.Scheme: a test-scheme C1 names its own
+// prover and sector, so hints would be ignored: they are refused. The C1
+// is checked natively.
+func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (scheme.Ident, error) {
+	if h.Given() {
+		return scheme.Ident{}, fmt.Errorf("--prover-id and --sector-id are for Filecoin C1s; this is a c2flow test-scheme C1, which names its own prover and sector")
+	}
+	c1, err := porep.DecodeC1(bytes.NewReader(raw))
+	if err != nil {
+		return scheme.Ident{}, err
+	}
+	if err := c1.Verify(sc.hasher); err != nil {
+		return scheme.Ident{}, fmt.Errorf("does not verify natively, not submitted: %w", err)
+	}
+	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, raw)
+	ref.Profile = c1.Profile.Name
+	return ref, nil
+}
+
+// C2Ext implements scheme.Scheme: c2flow's own C2 file.
+func (*Scheme) C2Ext() string { return ".c2" }
 
 // MaxC1Bytes implements scheme.Scheme.
 func (*Scheme) MaxC1Bytes(proof string) (int64, error) {
@@ -98,6 +135,9 @@ func (s *Sector) Proof() string { return s.C1.Profile.Name }
 
 // Partitions implements scheme.Sector.
 func (s *Sector) Partitions() int { return len(s.C1.Partitions) }
+
+// C2Bytes implements scheme.Sector.
+func (s *Sector) C2Bytes() int64 { return C2Size(s.C1.Profile.Name, len(s.C1.Partitions)) }
 
 // Verify implements scheme.Sector: replica id and every vanilla proof.
 func (s *Sector) Verify(ctx context.Context) error { return s.C1.Verify(s.hasher) }
@@ -142,7 +182,11 @@ func (sc *Scheme) circuit(ctx context.Context, proof string) (*Circuit, error) {
 	if c, ok := sc.circuits[p.Name]; ok {
 		return c, nil
 	}
-	keys, err := params.LoadExisting(ctx, sc.keys, p, sc.log)
+	load := params.LoadExisting
+	if sc.devSetup {
+		load = params.Load
+	}
+	keys, err := load(ctx, sc.keys, p, sc.log)
 	if errors.Is(err, params.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %w", scheme.ErrNoKeys, err)
 	}
@@ -238,4 +282,46 @@ func (c *Circuit) VerifyC2(s scheme.Sector, data []byte) error {
 func (c *Circuit) Digests() scheme.Digests {
 	k := c.keys
 	return scheme.Digests{VK: k.VKSHA256, PK: k.PKSHA256, Circuit: k.Digest}
+}
+
+// WriteInfo implements scheme.Scheme: one partition's circuit of the
+// profile, compiled: constraints, wires, public inputs, synthesis memory
+// and an upper bound of the proving key.
+func (*Scheme) WriteInfo(out io.Writer, proof string) error {
+	p, err := porep.LookupProfile(proof)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	ccs, digest, err := params.Compile(p)
+	if err != nil {
+		return err
+	}
+	compile := time.Since(t0)
+	nc := ccs.GetNbConstraints()
+	wires := ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables() + ccs.GetNbInternalVariables()
+	domain := 1
+	for domain < nc {
+		domain <<= 1
+	}
+	// The solver holds the wires and a, b, c (one element per constraint
+	// each), 32 bytes an element.
+	synth := uint64(wires+3*nc) * 32
+	// Upper bound of the raw proving key: A, B in G1 and B in G2 per wire,
+	// K per private wire, Z per domain point; 96 bytes a raw G1 point, 192 a G2.
+	private := wires - ccs.GetNbPublicVariables()
+	pk := uint64(2*wires+private+domain)*96 + uint64(wires)*192
+
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "profile\t%s (%s)\n", p.Name, p.Note)
+	fmt.Fprintf(w, "sector\t%s, %d nodes, %d layers, binary trees of depth %d\n", units.Bytes(p.SectorBytes()), p.Nodes(), p.Layers, p.Depth)
+	fmt.Fprintf(w, "partitions\t%d x %d challenges\n", p.Partitions, p.Challenges)
+	fmt.Fprintf(w, "circuit digest\t%s\n", digest)
+	fmt.Fprintf(w, "constraints / partition\t%d (FFT domain 2^%d)\n", nc, units.Log2(domain))
+	fmt.Fprintf(w, "wires\t%d (public %d incl. the constant one, secret %d, internal %d)\n", wires, ccs.GetNbPublicVariables(), ccs.GetNbSecretVariables(), ccs.GetNbInternalVariables())
+	fmt.Fprintf(w, "public inputs\t%d\n", ccs.GetNbPublicVariables()-1)
+	fmt.Fprintf(w, "synthesis memory\t%s per partition ((wires + 3 x constraints) x 32 B)\n", units.Bytes(synth))
+	fmt.Fprintf(w, "proving key (raw)\t<= %s\n", units.Bytes(pk))
+	fmt.Fprintf(w, "compile time\t%v\n", compile.Round(time.Millisecond))
+	return w.Flush()
 }

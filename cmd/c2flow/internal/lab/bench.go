@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,6 +20,8 @@ import (
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/stats"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -134,14 +135,14 @@ func runBenchBatch(ctx context.Context, args []string) error {
 		fs := files
 		switch {
 		case fs == nil && *proof != "":
-			if fs, err = sealFreshFilecoin(ctx, filepath.Join(d.Dir, "bench-c1"), p.Name, *count); err != nil {
+			if fs, err = sealFresh(ctx, filepath.Join(d.Dir, "bench-c1"), p.Name, *count); err != nil {
 				return err
 			}
 			if err := pipeline.PublishFilecoinDevSetup(ctx, store, pipeline.FilecoinDevParamsDir(hc.ParamsDir), []string{p.Name}, os.Stderr, log); err != nil {
 				return err
 			}
 		case fs == nil:
-			if fs, err = sealFresh(filepath.Join(d.Dir, "bench-c1"), p, *count); err != nil {
+			if fs, err = sealFresh(ctx, filepath.Join(d.Dir, "bench-c1"), p.Name, *count); err != nil {
 				return err
 			}
 		}
@@ -185,41 +186,6 @@ func runBenchBatch(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
-}
-
-// sealFresh seals count sectors with new ids into dir.
-func sealFresh(dir string, p porep.Profile, count int) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	first := uint64(time.Now().UnixNano()/1e6) * 1000
-	var files []string
-	for i := 0; i < count; i++ {
-		s, err := porep.Seal(p, TestSectorInfo(first+uint64(i)))
-		if err != nil {
-			return nil, err
-		}
-		f := filepath.Join(dir, fmt.Sprintf("%d.c1.json", s.SectorID))
-		if err := writeC1(f, s.C1()); err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
-	return files, nil
-}
-
-// sealFreshFilecoin seals count Filecoin test sectors of proof with fresh
-// ids into dir (C1s and the sectors.json that identifies them).
-func sealFreshFilecoin(ctx context.Context, dir, proof string, count int) ([]string, error) {
-	first := uint64(time.Now().UnixNano()/1e6) * 1000
-	if err := runFilecoinSeal(ctx, flag.NewFlagSet("seal", flag.ContinueOnError), &filecoinSealFlags{proof: proof}, count, first, dir); err != nil {
-		return nil, err
-	}
-	files := make([]string, count)
-	for i := range files {
-		files[i] = filepath.Join(dir, fmt.Sprintf("%d.c1.json", first+uint64(i)))
-	}
-	return files, nil
 }
 
 // rssSampler samples this process's resident set.
@@ -394,7 +360,7 @@ func runBenchProver(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	s, err := porep.Seal(p, TestSectorInfo(1))
+	s, err := porep.Seal(p, testscheme.SectorInfo(scheme.TestProver(), 1))
 	if err != nil {
 		return err
 	}

@@ -14,21 +14,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/intake"
 )
-
-// filecoinSealFlags are c2flow seal's flags for Filecoin sectors.
-type filecoinSealFlags struct {
-	proof    string
-	proverID string
-	sparse   bool
-}
-
-func (f *filecoinSealFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&f.proof, "proof", "", "seal Filecoin sectors of this registered seal proof (e.g. StackedDrg2KiBV1_1) instead of a --profile; writes <sector-id>.c1.json (SealCommitPhase1Output JSON as filecoin-ffi writes it) and sectors.json (public data)")
-	fs.StringVar(&f.proverID, "prover-id", "", "the 32-byte prover id in hex (default: the bytes of \"c2flow test prover\"); a sector is (prover id, sector number, C1 digest)")
-	fs.BoolVar(&f.sparse, "sparse", false, "with --proof: seal committed-capacity sectors sparsely (only the opened nodes hold real labels; seconds for any size, automatic above 512MiB); see filecoin/seal.SealSparse")
-}
 
 func RunC1(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "check" {
@@ -43,7 +29,7 @@ func RunC1(ctx context.Context, args []string) error {
 
 // c1CheckFlags are the public data given on the command line.
 type c1CheckFlags struct {
-	intake.Public
+	c2.Public
 	timing  bool
 	workers int
 }
@@ -112,7 +98,7 @@ func checkC1File(ctx context.Context, name string, f *c1CheckFlags, logw io.Writ
 	}
 	tDecode := time.Since(t0)
 	t1 := time.Now()
-	pub, source, err := intake.PublicFor(name, a, f.Public)
+	pub, source, err := c2.PublicFor(name, a, f.Public)
 	if err != nil {
 		return source, err
 	}

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
 
@@ -49,7 +51,7 @@ func TestFilecoinSealAndCheck(t *testing.T) {
 
 	// Flags: the right prover id derives the file's replica id, a wrong
 	// one does not; the sector id comes from the file name.
-	prover := seal.Hex32(defaultProverID())
+	prover := seal.Hex32(scheme.TestProver())
 	check(false, "--prover-id", prover, f5)
 	check(false, "--prover-id", prover, "--sector-id", "6", f6)
 	lines = check(true, "--prover-id", prover, "--sector-id", "7", f6)
@@ -141,7 +143,7 @@ func TestC1CheckCommit2InSectorNumMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err = c1Check(ctx, []string{"--prover-id", seal.Hex32(defaultProverID()), "--sector-id", "6", wrapped}, &out, &bytes.Buffer{})
+	err = c1Check(ctx, []string{"--prover-id", seal.Hex32(scheme.TestProver()), "--sector-id", "6", wrapped}, &out, &bytes.Buffer{})
 	if err == nil || !strings.Contains(out.String(), "--sector-id 6") || !strings.Contains(out.String(), "SectorNum is 5") {
 		t.Fatalf("c1 check --sector-id 6 of a Commit2In of SectorNum 5: %v; output:\n%s", err, out.String())
 	}
@@ -174,13 +176,13 @@ func TestSectorIDOverflowRefused(t *testing.T) {
 
 	// A C1 of sector 2^63, sealed directly (seal refuses it now), with
 	// its sectors.json, under its own name and under another.
-	s, err := seal.Seal(ctx, seal.TestParams(proofs.StackedDrg2KiBV1_1, defaultProverID(), 1<<63))
+	s, err := seal.Seal(ctx, seal.TestParams(proofs.StackedDrg2KiBV1_1, scheme.TestProver(), 1<<63))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	named := filepath.Join(dir, over63+".c1.json")
-	if err := writeFilecoinC1(named, s.C1); err != nil {
+	if err := c2.WriteC1File(named, s.C1); err != nil {
 		t.Fatal(err)
 	}
 	m := &seal.Manifest{Proof: "StackedDrg2KiBV1_1", Sectors: []seal.ManifestEntry{seal.EntryOf(s.Public, over63+".c1.json")}}
@@ -188,10 +190,10 @@ func TestSectorIDOverflowRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := filepath.Join(t.TempDir(), "x.json")
-	if err := writeFilecoinC1(other, s.C1); err != nil {
+	if err := c2.WriteC1File(other, s.C1); err != nil {
 		t.Fatal(err)
 	}
-	prover := seal.Hex32(defaultProverID())
+	prover := seal.Hex32(scheme.TestProver())
 	const want = "Filecoin sector numbers are at most 9223372036854775807"
 	for _, args := range [][]string{
 		{named},                        // sectors.json

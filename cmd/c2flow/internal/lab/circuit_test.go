@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
@@ -25,7 +26,7 @@ func TestFilecoinCircuitInfo2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := filecoinCircuitInfo(&out, info); err != nil {
+	if err := c2.New(c2.Params{}, nil).WriteInfo(&out, info.Name); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("circuit info --proof %s:\n%s", info.Name, out.String())

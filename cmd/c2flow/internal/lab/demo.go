@@ -76,14 +76,14 @@ func RunDemo(ctx context.Context, args []string) error {
 
 	// 1. Seal.
 	c1dir, fcdir := filepath.Join(dir, "c1"), filepath.Join(dir, "filecoin-c1")
-	files, err := sealTestSectors(c1dir, p, *sectors+warm*min(*sectors, 1))
+	files, err := sealFresh(ctx, c1dir, p.Name, *sectors+warm*min(*sectors, 1))
 	if err != nil {
 		return err
 	}
 	var ffiles []string
 	if *fsectors > 0 {
 		// Fresh sector ids: a demo run proves, it does not find old results.
-		if ffiles, err = sealFreshFilecoin(ctx, fcdir, info.Name, *fsectors+warm*min(*fsectors, 1)); err != nil {
+		if ffiles, err = sealFresh(ctx, fcdir, info.Name, *fsectors+warm*min(*fsectors, 1)); err != nil {
 			return err
 		}
 	}
@@ -239,31 +239,6 @@ func demoDirect(ctx context.Context, st *hosting.Stack, refs []job.SectorRef, su
 	fmt.Printf("direct mode (%s: same process, no Temporal, partitions in sequence, keys loaded first): %.2f s/proof; pipeline %.2f s/proof (keys warmed by the first sector): ratio %.3f\n",
 		refs[0].Profile, ds, ps, ps/ds)
 	return nil
-}
-
-// sealTestSectors seals n test-scheme sectors of p with fresh ids into
-// dir and returns their C1 files.
-func sealTestSectors(dir string, p porep.Profile, n int) ([]string, error) {
-	if n == 0 {
-		return nil, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	first := uint64(time.Now().Unix()) * 100 // fresh sector ids: a demo run proves, it does not find old results
-	var files []string
-	for i := range n {
-		s, err := porep.Seal(p, TestSectorInfo(first+uint64(i)))
-		if err != nil {
-			return nil, err
-		}
-		f := filepath.Join(dir, fmt.Sprintf("%d.c1.json", s.SectorID))
-		if err := writeC1(f, s.C1()); err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
-	return files, nil
 }
 
 // demoSector is a submitted sector and its C1 file.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
+	"github.com/c2flow/c2flow/scheme"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,7 @@ func TestIdentifyFilecoinC1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prover := defaultProverID()
+	prover := scheme.TestProver()
 	ref, err := pipeline.IdentifyC1(&pipeline.C1Flags{})(ctx, path, raw)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/intake"
 	"github.com/c2flow/c2flow/params/paramstest"
 )
 
@@ -38,7 +39,7 @@ func tamperC1(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	a.C1.Seed[5] ^= 1
-	if err := writeFilecoinC1(path, a.C1); err != nil {
+	if err := c2.WriteC1File(path, a.C1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -73,12 +74,18 @@ func TestProveFilecoinNoParams(t *testing.T) {
 	if err := RunSeal(ctx, []string{"--profile", "2KiB", "--sectors", "1", "--out", own}); err != nil {
 		t.Fatal(err)
 	}
-	if !looksFilecoin(in) || looksFilecoin(filepath.Join(own, "1.c1.json")) {
-		t.Fatalf("looksFilecoin: Filecoin C1 %v, c2flow's own C1 %v", looksFilecoin(in), looksFilecoin(filepath.Join(own, "1.c1.json")))
+	for path, want := range map[string]string{in: "filecoin", filepath.Join(own, "1.c1.json"): "c2flow"} {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc, err := intake.Schemes().Recognize(raw); err != nil || sc.Name() != want {
+			t.Fatalf("%s: recognized as %v (%v), want %s", path, sc, err, want)
+		}
 	}
 	out := filepath.Join(t.TempDir(), "out.proof")
 	empty := t.TempDir()
-	err := RunProve(ctx, []string{"--c1", in, "--params", empty, "--out", out})
+	err := RunProve(ctx, []string{"--c1", in, "--filecoin-params", empty, "--out", out})
 	if err == nil || !strings.Contains(err.Error(), "no .params/.vk pair for StackedDrg2KiBV1_1") ||
 		!strings.Contains(err.Error(), "poseidon_hasher-8-0-0-sha256_hasher-") || !strings.Contains(err.Error(), "found: nothing") {
 		t.Fatalf("empty --params: %v", err)
@@ -94,7 +101,7 @@ func TestProveFilecoinNoParams(t *testing.T) {
 	writeTestVK(t, filepath.Join(dir, pre+"8-0-0-sha256_hasher-bb.vk"), 40) // no .params
 	writeTestVK(t, filepath.Join(dir, pre+"8-0-0-sha256_hasher-cc.vk"), 12)
 	os.WriteFile(filepath.Join(dir, pre+"8-0-0-sha256_hasher-cc.params"), nil, 0o644)
-	err = RunProve(ctx, []string{"--c1", in, "--params", dir, "--out", out})
+	err = RunProve(ctx, []string{"--c1", in, "--filecoin-params", dir, "--out", out})
 	t.Logf("error: %v", err)
 	if err == nil {
 		t.Fatal("proved without parameters")
@@ -111,8 +118,8 @@ func TestProveFilecoinNoParams(t *testing.T) {
 	}
 
 	tamperC1(t, in)
-	err = RunProve(ctx, []string{"--c1", in, "--params", empty, "--out", out})
-	if err == nil || !strings.Contains(err.Error(), "C1 does not verify") {
+	err = RunProve(ctx, []string{"--c1", in, "--filecoin-params", empty, "--out", out})
+	if err == nil || !strings.Contains(err.Error(), "does not verify natively") {
 		t.Fatalf("tampered C1: %v", err)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -154,7 +161,7 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 	in := sealFilecoin2KiB(t)
 	out := filepath.Join(t.TempDir(), "7.proof")
 	t0 := time.Now()
-	if err := RunProve(ctx, []string{"--c1", in, "--params", dir, "--shape-cache", shapes, "--out", out}); err != nil {
+	if err := RunProve(ctx, []string{"--c1", in, "--filecoin-params", dir, "--shape-cache", shapes, "--out", out}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("c2flow prove --c1 %s --params %s: %v", in, dir, time.Since(t0))
@@ -237,7 +244,7 @@ func TestVerifyRefusesAnOversizedProof(t *testing.T) {
 	}
 	p = huge(t)
 	err = RunVerify(ctx, []string{"--c1", sealFilecoin2KiB(t), "--proof", p, "--filecoin-params", t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("proof file %s is %d bytes; a Filecoin C2 of 1 partitions is 192", p, 300<<20)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("proof file %s is %d bytes; a StackedDrg2KiBV1_1 C2 of 1 partitions is 192", p, 300<<20)) {
 		t.Fatalf("verify of a 300 MB Filecoin proof: %v", err)
 	}
 }

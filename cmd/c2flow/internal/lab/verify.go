@@ -5,93 +5,69 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
-	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
-	"github.com/c2flow/c2flow/filecoin/c2"
-	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // RunVerify checks a C2 proof file against the public inputs of its C1,
-// with the verifying key of the local parameter cache: exit 0 only if
-// every partition verifies.
+// for a C1 of any scheme (the scheme whose format it is identifies it),
+// with the verifying key alone: exit 0 only if every partition verifies.
 func RunVerify(ctx context.Context, args []string) error {
 	fs := cli.NewFlags("verify")
 	c1Path := fs.String("c1", "", "the sector's C1 file")
-	proofPath := fs.String("proof", "", "the C2 proof file (as `submit --out` writes it)")
-	dir := fs.String("params", params.DefaultDir(), "local parameter cache holding the profile's keys")
-	fcDir := fs.String("filecoin-params", c2.DefaultDir(), "Filecoin C1: Filecoin's parameter directory (the proof's .vk and parameters.json)")
-	var cf pipeline.C1Flags
-	cf.Add(fs)
+	proofPath := fs.String("proof", "", "the C2 proof file (as `submit --out` or `prove` writes it)")
+	dir := fs.String("params", params.DefaultDir(), "c2flow test-scheme C1: the local parameter cache holding the profile's keys")
+	var sf schemeFlags
+	sf.add(fs, false)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *c1Path == "" || *proofPath == "" {
 		return fmt.Errorf("verify: --c1 and --proof are required")
 	}
-	if looksFilecoin(*c1Path) {
-		return verifyFilecoin(ctx, *c1Path, *proofPath, *fcDir, &cf)
-	}
-	c1, err := readC1(*c1Path)
-	if err != nil {
-		return err
-	}
-	raw, err := readProofFile(*proofPath, testscheme.C2Size(c1.Profile.Name, c1.Profile.Partitions), fmt.Sprintf("a %s C2 of %d partitions", c1.Profile.Name, c1.Profile.Partitions))
-	if err != nil {
-		return err
-	}
-	c2, err := testscheme.UnmarshalC2(raw)
-	if err != nil {
-		return fmt.Errorf("verify: %s: %w", *proofPath, err)
-	}
-	keys, err := params.LoadExisting(ctx, params.DirStore{Root: *dir}, c1.Profile, nil)
+	set, err := sf.schemes(*dir, false, false, nil)
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	if err := testscheme.VerifyC2(keys.VK, c1.Statement(), c2); err != nil {
+	raw, err := os.ReadFile(*c1Path)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	sc, ref, err := set.Identify(ctx, *c1Path, raw, sf.hints)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", *c1Path, err)
+	}
+	sec, err := sc.Decode(raw, ref)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", *c1Path, err)
+	}
+	// The proof file's size first: a file that cannot be this sector's C2
+	// is refused before it is read, or any key is.
+	proof, err := readProofFile(*proofPath, sec.C2Bytes(), fmt.Sprintf("a %s C2 of %d partitions", ref.Profile, sec.Partitions()))
+	if err != nil {
+		return err
+	}
+	v, err := sc.Verifier(ctx, ref.Profile)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if err := v.VerifyC2(sec, proof); err != nil {
 		return fmt.Errorf("verify: %s does not prove %s: %w", *proofPath, *c1Path, err)
 	}
-	fmt.Printf("%s: ok: %d partition proofs verify for sector %d (%s, vk %s)\n", *proofPath, len(c2.Proofs), c1.SectorID, c1.Profile.Name, keys.VKSHA256[:16])
+	fmt.Printf("%s: ok: %d partition proofs verify for %s (%s, %s)\n", *proofPath, sec.Partitions(), ref, ref.Profile, describeKey(v))
 	return nil
 }
 
-// verifyFilecoin checks a Filecoin C2 (the concatenated 192-byte
-// partition proofs, as SealCommitPhase2 returns them) against its C1's
-// public inputs for the sector's identity, under the proof's .vk of dir.
-func verifyFilecoin(ctx context.Context, c1Path, proofPath, dir string, cf *pipeline.C1Flags) error {
-	raw, err := os.ReadFile(c1Path)
-	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+// describeKey names a verifier's key as its scheme names it (the
+// verifying key's digest where it names none).
+func describeKey(v scheme.Verifier) string {
+	if d, ok := v.(interface{ Describe() string }); ok {
+		return d.Describe()
 	}
-	ref, err := pipeline.IdentifyC1(cf)(ctx, c1Path, raw)
-	if err != nil {
-		return fmt.Errorf("verify: %s: %w", c1Path, err)
-	}
-	fc := c2.New(c2.Params{Dir: dir}, nil)
-	s, err := fc.Decode(raw, ref)
-	if err != nil {
-		return fmt.Errorf("verify: %s: %w", c1Path, err)
-	}
-	proof, err := readProofFile(proofPath, int64(s.Partitions())*groth.ProofSize, fmt.Sprintf("a Filecoin C2 of %d partitions", s.Partitions()))
-	if err != nil {
-		return err
-	}
-	circ, err := fc.LoadVerifier(ctx, ref.Profile) // the .vk alone
-	if err != nil {
-		return fmt.Errorf("verify: %w", err)
-	}
-	if err := circ.VerifyC2(s, proof); err != nil {
-		return fmt.Errorf("verify: %s does not prove %s: %w", proofPath, c1Path, err)
-	}
-	dev := ""
-	if circ.Dev() {
-		dev = " (DEVELOPMENT SETUP)"
-	}
-	fmt.Printf("%s: ok: %d partition proofs verify for %s (%s, %s%s)\n", proofPath, s.Partitions(), ref, ref.Profile, filepath.Base(circ.Files().VK), dev)
-	return nil
+	vk := v.Digests().VK
+	return "vk " + vk[:min(16, len(vk))]
 }
 
 // readProofFile reads a proof file of at most max bytes (what is

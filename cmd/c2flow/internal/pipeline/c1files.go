@@ -15,6 +15,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/intake"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -31,7 +32,7 @@ func (f *C1Flags) Add(fs *flag.FlagSet) {
 
 // identify is c2flow submit's batch.Identify (intake.Identify).
 func IdentifyC1(f *C1Flags) batch.Identify {
-	return intake.Identify(intake.Public{ProverID: f.ProverID, SectorID: f.SectorID})
+	return intake.Identify(intake.Schemes(), scheme.Hints{ProverID: f.ProverID, SectorID: f.SectorID})
 }
 
 // filecoinProofs returns the Filecoin proofs the sectors declare.

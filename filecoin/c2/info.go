@@ -1,0 +1,63 @@
+package c2
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/internal/units"
+)
+
+// WriteInfo implements scheme.Scheme: it counts one partition of a registered proof's
+// StackedCircuit (the blank circuit, with r1cs.Counter: no matrix is
+// stored, so the 32GiB circuit fits a small machine) and writes its sizes
+// to w: human lines, then one line of exactly the key=value pairs
+// constraints= (as synthesized, without bellperson's per-input
+// constraints) inputs= (ONE included) aux= a_nnz= b_nnz= c_nnz= (nonzeros
+// without the per-input constraints), then the synthesis memory of one
+// partition.
+func (*Scheme) WriteInfo(w io.Writer, proof string) error {
+	info, err := proofs.ByName(proof)
+	if err != nil {
+		return fmt.Errorf("circuit info: %w", err)
+	}
+	s := circuit.ShapeOf(info)
+	t0 := time.Now()
+	cnt := r1cs.NewCounter()
+	if err := circuit.Synthesize(cnt, s, nil); err != nil {
+		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	}
+	if err := cnt.Err(); err != nil {
+		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	}
+	took := time.Since(t0)
+	st := cnt.Stats()
+	// bellperson's prover appends input_i · 0 = 0 per input: a, b and c
+	// have one entry per synthesized constraint and per input.
+	rows := uint64(st.Constraints) + uint64(st.Inputs)
+	abc := 3 * 32 * rows
+	assignment := 32 * uint64(st.Inputs+st.Aux)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "proof\t%s (id %d, api %v)\n", info.Name, info.ID(), info.APIVersion)
+	fmt.Fprintf(tw, "sector\t%s, %d nodes, %d layers, tree R/C %s\n", units.Bytes(info.SectorSize), info.Nodes, info.Layers, info.TreeR)
+	fmt.Fprintf(tw, "partitions\t%d x %d challenges\n", info.Partitions, info.ChallengesPerPartition)
+	fmt.Fprintf(tw, "circuit shape\t%v\n", s)
+	fmt.Fprintf(tw, "constraints / partition\t%d synthesized + %d per-input = %d (FFT domain 2^%d)\n", st.Constraints, st.Inputs, rows, units.Log2(int(rows)))
+	fmt.Fprintf(tw, "variables\t%d inputs (ONE included), %d aux\n", st.Inputs, st.Aux)
+	fmt.Fprintf(tw, "nonzeros\tA %d, B %d, C %d (synthesized constraints)\n", st.ANNZ, st.BNNZ, st.CNNZ)
+	fmt.Fprintf(tw, "densities\tA aux %d, B inputs %d, B aux %d\n", st.AAuxDensity, st.BInputDensity, st.BAuxDensity)
+	fmt.Fprintf(tw, "count time\t%v\n", took.Round(time.Millisecond))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "constraints=%d inputs=%d aux=%d a_nnz=%d b_nnz=%d c_nnz=%d\n",
+		st.Constraints, st.Inputs, st.Aux, st.ANNZ, st.BNNZ, st.CNNZ)
+	_, err = fmt.Fprintf(w, "synthesis memory per partition: %d B (%s) = a, b, c %d B (%s: 3 x 32 B x %d rows, the constraints and the per-input ones) + assignment %d B (%s: 32 B x %d inputs and aux)\n",
+		abc+assignment, units.Bytes(abc+assignment), abc, units.Bytes(abc), rows, assignment, units.Bytes(assignment), st.Inputs+st.Aux)
+	return err
+}

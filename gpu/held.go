@@ -1,0 +1,68 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Held is a device slot its holder has: the device, and how the wait for
+// it went. Run hands one to the device phase; nothing else acquires one.
+type Held struct {
+	Backend
+	Queue time.Duration // waited for the slot
+	Start time.Time     // the slot acquired
+}
+
+// Use is the account of one Run: which device, when, how long waited and
+// how long held.
+type Use struct {
+	Device string
+	Start  time.Time
+	Queue  time.Duration
+	Busy   time.Duration
+}
+
+// Fault is an error of a device operation (a failed NTT or MSM): Run
+// quarantines the device it came from instead of handing it to the next
+// partition.
+type Fault struct {
+	Device string
+	Err    error
+}
+
+func (f *Fault) Error() string { return fmt.Sprintf("device %s: %v", f.Device, f.Err) }
+func (f *Fault) Unwrap() error { return f.Err }
+
+// Faulted wraps err, an error of an operation on dev, as a Fault; nil
+// stays nil.
+func Faulted(dev Backend, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Fault{Device: dev.Name(), Err: err}
+}
+
+// Run acquires a slot in order o, runs f on its device, and releases the
+// slot when f returns: the one place a device is acquired, so a slot is
+// held for exactly its phase. A Fault from f quarantines the device
+// (unless ctx ended: a canceled operation says nothing of the device).
+// The Use is filled in whenever a slot was acquired, even if f failed.
+func (s *Slots) Run(ctx context.Context, o Order, f func(Held) error) (Use, error) {
+	tq := time.Now()
+	dev, err := s.AcquireOrder(ctx, o)
+	if err != nil {
+		return Use{}, fmt.Errorf("waiting for a device: %w", err)
+	}
+	h := Held{Backend: dev, Queue: time.Since(tq), Start: time.Now()}
+	err = f(h)
+	use := Use{Device: dev.Name(), Start: h.Start, Queue: h.Queue, Busy: time.Since(h.Start)}
+	var fault *Fault
+	if errors.As(err, &fault) && ctx.Err() == nil {
+		s.Fail(dev, err)
+		return use, err
+	}
+	s.Release(dev)
+	return use, err
+}
