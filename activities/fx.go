@@ -8,7 +8,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
@@ -27,8 +26,9 @@ type Deps struct {
 // ProverDeps assembles a proving host's deps: its devices first (a build
 // without CUDA says so before any key loads), then the schemes (c2flow's
 // test scheme over ParamsDir and the store, Filecoin's over
-// FilecoinParams), the keys of the configured profiles, which size the
-// budget, and the phases over them with the host's sector cache.
+// FilecoinParams), the budget sized by the configured profiles'
+// partitions, and the phases over them with the host's sector cache;
+// proving keys load on first use.
 func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, error) {
 	if err := cfg.defaults(); err != nil {
 		return Deps{}, err
@@ -49,19 +49,26 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 	}
 	pp := &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize,
 		Keys: budget}
-	// The configured profiles' keys, loaded by budgetFor, are held from
-	// the start; others are counted as a synthesis first loads them.
+	// Proving keys load on first use, counted in the budget then (a host
+	// serving 2KiB and 32GiB sectors does not hold the 32GiB keys until a
+	// 32GiB sector comes). A configured profile whose keys are absent is
+	// refused now, by its verifying key alone: an operator's error, not a
+	// failed sector's.
 	for _, name := range cfg.Profiles {
 		sc, err := schemes.For(name)
 		if err != nil {
 			return Deps{}, err
 		}
-		c, err := sc.Circuit(ctx, name)
+		v, err := sc.Verifier(ctx, name)
 		if err != nil {
 			return Deps{}, fmt.Errorf("profile %s: %w", name, err)
 		}
-		if err := pp.countKeys(name, c); err != nil {
-			return Deps{}, err
+		// A scheme whose verifier is its circuit (the test scheme's
+		// small keys) holds its keys from now: counted from now.
+		if c, ok := v.(scheme.Circuit); ok {
+			if err := pp.countKeys(name, c); err != nil {
+				return Deps{}, err
+			}
 		}
 	}
 	if n := cfg.SectorCache; n >= 0 {
@@ -82,31 +89,28 @@ func filecoinParams(cfg *Config, store *storage.Store) c2.Params {
 	return p
 }
 
-// budgetFor loads the configured profiles' keys (a missing key is a
-// startup error, not a failed partition later) and returns the host's
-// budget: PartitionWorkers partitions, or MemoryBudget bytes, each
-// partition counted at its own PartitionBytes, a reservation not yet
-// sized at the smallest configured profile's, the loaded keys held beside
-// them. A configured profile whose partition does not fit beside the keys
-// is refused.
+// budgetFor returns the host's budget: PartitionWorkers partitions, or
+// MemoryBudget bytes, each partition counted at its own PartitionBytes
+// (known without the keys), a reservation not yet sized at the smallest
+// configured profile's. A configured profile whose partition could never
+// fit is refused; keys are held beside the partitions as they load, and a
+// key set that leaves no room for a partition is refused then
+// (Budget.HoldKeys).
 func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (*Budget, error) {
-	var largest, smallest, keyBytes int64
+	if cfg.MemoryBudget <= 0 {
+		return NewBudget(max(cfg.PartitionWorkers, 1))
+	}
+	var largest, smallest int64
 	var largestName string
-	seen := map[*prover.Keys]bool{}
 	for _, name := range cfg.Profiles {
 		sc, err := schemes.For(name)
 		if err != nil {
 			return nil, err
 		}
-		c, err := sc.Circuit(ctx, name)
+		b, err := sc.PartitionBytes(ctx, name) // no keys loaded
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: %w", name, err)
 		}
-		if k := c.Prover().Keys; !seen[k] {
-			seen[k] = true
-			keyBytes += k.Bytes()
-		}
-		b := c.PartitionBytes()
 		if b > largest {
 			largest, largestName = b, name
 		}
@@ -114,15 +118,12 @@ func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (*Budget, e
 			smallest = b
 		}
 	}
-	if cfg.MemoryBudget <= 0 {
-		return NewBudget(max(cfg.PartitionWorkers, 1))
-	}
 	if largest == 0 {
 		return nil, errors.New("--memory-budget needs --profiles to size a partition")
 	}
-	if cfg.MemoryBudget < largest+keyBytes {
-		return nil, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes) beside the configured profiles' keys (%d bytes): it could never be synthesized",
-			cfg.MemoryBudget, largestName, largest, keyBytes)
+	if cfg.MemoryBudget < largest {
+		return nil, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes): it could never be synthesized",
+			cfg.MemoryBudget, largestName, largest)
 	}
 	return NewByteBudget(cfg.MemoryBudget, smallest)
 }

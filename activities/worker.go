@@ -35,7 +35,7 @@ const (
 type Config struct {
 	ID       string   // unique per process; empty: hostname-pid-random
 	Roles    []string // empty: all
-	Profiles []string // keys loaded at start; sizes the memory budget
+	Profiles []string // size the memory budget; their keys are checked at start, loaded on first use
 	// PartitionWorkers is the partition budget; MemoryBudget (bytes), when
 	// set, is a byte budget instead, each partition counted at its own
 	// synthesis memory.

@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -119,25 +118,6 @@ func ID(refs []job.SectorRef) string {
 	sort.Strings(ids)
 	h := sha256.Sum256([]byte(strings.Join(ids, "\n")))
 	return fmt.Sprintf("b-%d-%x", len(refs), h[:8])
-}
-
-// EnsureKeys makes sure the profiles' keys are in storage, running the
-// development setup here (one process) if they are not, so that workers
-// only ever load keys and never race two setups.
-func EnsureKeys(ctx context.Context, store *storage.Store, paramsDir string, profiles []porep.Profile) error {
-	pc := params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}
-	for _, p := range profiles {
-		k, err := params.Load(ctx, pc, p, nil) // read, or set up once here
-		if err != nil {
-			return err
-		}
-		// Keys found in the local cache only are uploaded, vk last: its
-		// presence tells workers the set is complete.
-		if err := pc.Publish(ctx, k.Prefix(), "r1cs", "pk", params.DigestsFile, "vk"); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Submit starts the batch workflow. Submitting the same batch ID while it

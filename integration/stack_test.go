@@ -19,12 +19,11 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/c2flow/c2flow/activities"
-	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/params/paramstest"
-	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
@@ -155,7 +154,8 @@ func newStackAt(t *testing.T, profile string, at stackAt) *stack {
 	}
 	t.Cleanup(s.client.Close)
 	s.keys = paramstest.Keys(t, profile)
-	if err := batch.EnsureKeys(context.Background(), s.store, paramstest.Dir(), []porep.Profile{s.keys.Profile}); err != nil {
+	keys := testscheme.New(params.Cache{Local: params.DirStore{Root: paramstest.Dir()}, Remote: s.store})
+	if err := keys.EnsureKeys(context.Background(), s.keys.Profile.Name, true, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	return s

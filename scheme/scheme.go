@@ -72,6 +72,13 @@ type Scheme interface {
 	// person (c2flow circuit info): constraints, variables, synthesis
 	// memory; no keys are needed.
 	WriteInfo(w io.Writer, proof string) error
+	// EnsureKeys makes sure the hosts find proof's keys where the scheme
+	// keeps them: keys only this machine has are published; with dev, a
+	// proof with none gets a single-party development setup here (never
+	// for real sectors); without, a missing key is an error naming the
+	// operator's fix, wrapping ErrNoKeys. notes is told what a user waits
+	// for.
+	EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error
 	// SealTest seals the test sectors r asks for and returns the C1 files
 	// it wrote, in sector order.
 	SealTest(ctx context.Context, r SealRequest) ([]string, error)
@@ -81,6 +88,10 @@ type Scheme interface {
 	// Decode decodes raw strictly and checks that it is id's sector. Every
 	// error is the C1's fault: the pipeline fails the sector, not retries.
 	Decode(raw []byte, id Ident) (Sector, error)
+	// PartitionBytes is what one synthesized partition of proof holds,
+	// known without loading its keys: what a host's budget is sized by
+	// before the keys load, on first use.
+	PartitionBytes(ctx context.Context, proof string) (int64, error)
 	// Circuit returns proof's circuit with its keys, loaded on first use
 	// and kept. A missing key wraps ErrNoKeys.
 	Circuit(ctx context.Context, proof string) (Circuit, error)
@@ -160,6 +171,26 @@ func (s Set) For(proof string) (Scheme, error) {
 		known = append(known, sc.Name()+": "+strings.Join(sc.Proofs(), ", "))
 	}
 	return nil, fmt.Errorf("proof %q: not a proof of any scheme this worker runs (%s)", proof, strings.Join(known, "; "))
+}
+
+// EnsureKeys is Scheme.EnsureKeys of each proof, once each, by the scheme
+// that owns it.
+func (s Set) EnsureKeys(ctx context.Context, proofs []string, dev bool, notes io.Writer) error {
+	seen := map[string]bool{}
+	for _, p := range proofs {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		sc, err := s.For(p)
+		if err != nil {
+			return err
+		}
+		if err := sc.EnsureKeys(ctx, p, dev, notes); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // names lists the set's schemes for messages.

@@ -17,6 +17,7 @@ import (
 	"github.com/c2flow/c2flow/internal/pki"
 	"github.com/c2flow/c2flow/internal/pki/pkitest"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/porep/poreptest"
@@ -60,7 +61,8 @@ func TestWorkerOverMutualTLS(t *testing.T) {
 	keys := paramstest.Keys(t, "2KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := batch.EnsureKeys(ctx, store, paramstest.Dir(), []porep.Profile{keys.Profile}); err != nil {
+	ts := testscheme.New(params.Cache{Local: params.DirStore{Root: paramstest.Dir()}, Remote: store})
+	if err := ts.EnsureKeys(ctx, keys.Profile.Name, true, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 

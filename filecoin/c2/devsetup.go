@@ -175,3 +175,56 @@ func linkOrCopy(from, to string) error {
 	defer src.Close()
 	return atomicfile.Write(to, func(w io.Writer) error { _, err := io.Copy(w, src); return err })
 }
+
+// Publisher is a Remote that keys can be published to (storage.Store).
+type Publisher interface {
+	Remote
+	Head(ctx context.Context, key string) (string, error)
+	UploadFile(ctx context.Context, key, src string) error
+}
+
+// EnsureKeys implements scheme.Scheme. Filecoin's real parameters are the
+// operator's (Filecoin's published files, installed on the hosts or in
+// their storage): without dev there is nothing to make, and a host that
+// lacks them says so (scheme.ErrNoKeys) when it loads the circuit. With
+// dev, a DEVELOPMENT setup of proof (2KiB and 8MiB; from the machine's
+// setup cache when it has one) is written in Filecoin's format to the
+// parameter directory and published to the Remote under RemotePrefix,
+// where hosts without the files find them. notes is told what a user
+// waits for.
+func (s *Scheme) EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
+	if !dev {
+		return nil
+	}
+	dir := s.params.dir()
+	cache := DefaultSetupCache()
+	fmt.Fprintf(notes, "   %s: making Filecoin-format DEVELOPMENT parameters (single-party setup, never for real sectors) (made once, about a minute for 2KiB on 2 cores, then cached in %s) ...", proof, cache.Dir)
+	t := time.Now()
+	files, err := DevSetup(ctx, proof, dir, cache, s.log)
+	if err != nil {
+		fmt.Fprintln(notes)
+		return err
+	}
+	fmt.Fprintf(notes, " done in %v\n", time.Since(t).Round(time.Millisecond))
+	if s.params.Remote == nil {
+		return nil
+	}
+	pub, ok := s.params.Remote.(Publisher)
+	if !ok {
+		return fmt.Errorf("publish the %s development setup: the parameters' storage (%T) takes no uploads", proof, s.params.Remote)
+	}
+	// parameters.json lists every pair of dir: uploaded each time so that
+	// it lists this one too.
+	for _, path := range []string{files.Params, files.VK, filepath.Join(dir, DevMarker), filepath.Join(dir, ParametersJSON)} {
+		key := RemotePrefix + filepath.Base(path)
+		if _, err := pub.Head(ctx, key); err == nil && filepath.Base(path) != ParametersJSON {
+			continue
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("publish %s: %w", key, err)
+		}
+		if err := pub.UploadFile(ctx, key, path); err != nil {
+			return fmt.Errorf("publish %s: %w", key, err)
+		}
+	}
+	return nil
+}

@@ -137,6 +137,19 @@ func (s *Scheme) DecodeSector(raw []byte, id scheme.Ident) (*Sector, error) {
 	return NewSector(c, &pub)
 }
 
+// PartitionBytes implements scheme.Scheme: Counts.Bytes of the proof's
+// known counts (CountsOf), else of the loaded circuit's.
+func (s *Scheme) PartitionBytes(ctx context.Context, proof string) (int64, error) {
+	if n, err := CountsOf(proof); err == nil {
+		return n.Bytes(), nil
+	}
+	c, err := s.Load(ctx, proof)
+	if err != nil {
+		return 0, err
+	}
+	return c.PartitionBytes(), nil
+}
+
 // Circuit implements scheme.Scheme (see Load).
 func (s *Scheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
 	c, err := s.Load(ctx, proof)

@@ -37,6 +37,7 @@ type Scheme struct {
 	hasher  *porep.Hasher
 	// devSetup: a profile without keys gets a development setup.
 	devSetup bool
+	sizes    map[string]int64 // PartitionBytes of profiles not loaded
 
 	mu       sync.Mutex
 	circuits map[string]*Circuit
@@ -60,7 +61,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *Scheme) { s.log = l } }
 
 // New returns the test scheme reading keys from store.
 func New(store params.Store, opts ...Option) *Scheme {
-	s := &Scheme{keys: store, log: slog.New(slog.DiscardHandler), hasher: porep.NewHasher(), circuits: map[string]*Circuit{}}
+	s := &Scheme{keys: store, log: slog.New(slog.DiscardHandler), hasher: porep.NewHasher(), circuits: map[string]*Circuit{}, sizes: map[string]int64{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -159,6 +160,31 @@ func (sc *Scheme) Decode(raw []byte, id scheme.Ident) (scheme.Sector, error) {
 		return nil, fmt.Errorf("prover_id: the C1 is for prover %s, not %s", p, id.ProverID)
 	}
 	return &Sector{C1: c1, hasher: sc.hasher}, nil
+}
+
+// PartitionBytes implements scheme.Scheme: the compiled circuit's
+// synthesis memory (params.SynthBytes); the circuit of a profile is
+// compiled once per process.
+func (sc *Scheme) PartitionBytes(ctx context.Context, proof string) (int64, error) {
+	p, err := porep.LookupProfile(proof)
+	if err != nil {
+		return 0, err
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if c, ok := sc.circuits[p.Name]; ok {
+		return c.PartitionBytes(), nil
+	}
+	if n, ok := sc.sizes[p.Name]; ok {
+		return n, nil
+	}
+	ccs, _, err := params.Compile(p)
+	if err != nil {
+		return 0, err
+	}
+	n := params.SynthBytes(ccs)
+	sc.sizes[p.Name] = n
+	return n, nil
 }
 
 // Circuit implements scheme.Scheme.

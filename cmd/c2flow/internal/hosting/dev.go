@@ -2,7 +2,6 @@ package hosting
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,16 +14,12 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/activities"
-	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/gateway"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/stack"
-	"github.com/c2flow/c2flow/storage"
 )
 
 // Stack is the embedded default: Temporal (SQLite), S3-compatible
@@ -187,16 +182,7 @@ func (d *StackFlags) Start(ctx context.Context, profiles []string, logs *RunLogs
 		return nil, err
 	}
 	s := &Stack{Stack: st}
-	var ps []porep.Profile
-	for _, n := range profiles {
-		p, err := porep.LookupProfile(n)
-		if err != nil {
-			s.Stop()
-			return nil, err
-		}
-		ps = append(ps, p)
-	}
-	if err := ensureKeys(ctx, s.Store, hc.ParamsDir, ps, notes); err != nil {
+	if err := pipeline.KeySchemes(hc.ParamsDir, s.Store, logs.Log).EnsureKeys(ctx, profiles, true, notes); err != nil {
 		s.Stop()
 		return nil, err
 	}
@@ -220,50 +206,6 @@ func absPaths(paths ...*string) error {
 		*p = a
 	}
 	return nil
-}
-
-// ensureKeys is batch.EnsureKeys that says, once, when a profile has no
-// keys yet and a development setup makes them, and how long that took: the
-// wait of a cold start.
-func ensureKeys(ctx context.Context, store *storage.Store, paramsDir string, ps []porep.Profile, notes io.Writer) error {
-	missing, err := missingKeys(ctx, params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}, ps)
-	if err != nil {
-		return err
-	}
-	if len(missing) == 0 {
-		return batch.EnsureKeys(ctx, store, paramsDir, ps)
-	}
-	fmt.Fprintf(notes, "   no keys for the %s circuit yet: making development keys once (single-party setup, never for real sectors), cached in %s ...",
-		strings.Join(missing, ", "), paramsDir)
-	t := time.Now()
-	if err := batch.EnsureKeys(ctx, store, paramsDir, ps); err != nil {
-		fmt.Fprintln(notes)
-		return err
-	}
-	fmt.Fprintf(notes, " done in %v\n", time.Since(t).Round(time.Millisecond))
-	return nil
-}
-
-// missingKeys names the profiles whose keys for their current circuit
-// the store lacks (a complete set has its vk: it is written last).
-func missingKeys(ctx context.Context, store params.Store, ps []porep.Profile) ([]string, error) {
-	var missing []string
-	for _, p := range ps {
-		_, digest, err := params.Compile(p)
-		if err != nil {
-			return nil, err
-		}
-		rc, err := store.Open(ctx, params.Prefix(p.Name, digest)+"vk")
-		switch {
-		case errors.Is(err, params.ErrNotFound):
-			missing = append(missing, p.Name)
-		case err != nil:
-			return nil, fmt.Errorf("look for the %s keys: %w", p.Name, err)
-		default:
-			rc.Close()
-		}
-	}
-	return missing, nil
 }
 
 func RunDev(ctx context.Context, args []string) error {
@@ -301,7 +243,7 @@ func RunDev(ctx context.Context, args []string) error {
 	}
 	defer s.Stop()
 	if *devSetup {
-		if err := pipeline.PublishFilecoinDevSetup(ctx, s.Store, pipeline.FilecoinDevParamsDir(paramsDir), []string{devSetupProof}, logs.Steps, logs.Log); err != nil {
+		if err := pipeline.KeySchemes(paramsDir, s.Store, logs.Log).EnsureKeys(ctx, []string{devSetupProof}, true, logs.Steps); err != nil {
 			return err
 		}
 	}

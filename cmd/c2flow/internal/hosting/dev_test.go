@@ -1,7 +1,6 @@
 package hosting
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/c2flow/c2flow/bench"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
 )
 
 // At the default terminal level (warn) the timing lines still reach the
@@ -74,43 +71,5 @@ func TestDebugSendsServerLogsToTerminal(t *testing.T) {
 	defer logs.Close()
 	if logs.server != nil || logs.serverAt != "" {
 		t.Fatalf("server log to %s at --log-level debug", logs.serverAt)
-	}
-}
-
-// A start without keys for the circuit says it will make them; with them,
-// nothing.
-func TestMissingKeys(t *testing.T) {
-	p, err := porep.LookupProfile("2KiB")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := params.DirStore{Root: t.TempDir()}
-	ctx := context.Background()
-	missing, err := missingKeys(ctx, store, []porep.Profile{p})
-	if err != nil || len(missing) != 1 || missing[0] != "2KiB" {
-		t.Fatalf("empty cache: missing %v, %v", missing, err)
-	}
-	_, digest, err := params.Compile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Keys of another circuit (an old digest) do not count.
-	other := filepath.Join(store.Root, filepath.FromSlash(params.Prefix(p.Name, "0000000000000000")))
-	if err := os.MkdirAll(other, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(other, "vk"), []byte("x"), 0o644)
-	if missing, _ := missingKeys(ctx, store, []porep.Profile{p}); len(missing) != 1 {
-		t.Fatalf("keys of another circuit counted: missing %v", missing)
-	}
-	dir := filepath.Join(store.Root, filepath.FromSlash(params.Prefix(p.Name, digest)))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "vk"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if missing, err := missingKeys(ctx, store, []porep.Profile{p}); err != nil || len(missing) != 0 {
-		t.Fatalf("cached keys: missing %v, %v", missing, err)
 	}
 }

@@ -138,9 +138,6 @@ func runBenchBatch(ctx context.Context, args []string) error {
 			if fs, err = sealFresh(ctx, filepath.Join(d.Dir, "bench-c1"), p.Name, *count); err != nil {
 				return err
 			}
-			if err := pipeline.PublishFilecoinDevSetup(ctx, store, pipeline.FilecoinDevParamsDir(hc.ParamsDir), []string{p.Name}, os.Stderr, log); err != nil {
-				return err
-			}
 		case fs == nil:
 			if fs, err = sealFresh(ctx, filepath.Join(d.Dir, "bench-c1"), p.Name, *count); err != nil {
 				return err
@@ -150,7 +147,7 @@ func runBenchBatch(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := batch.EnsureKeys(ctx, store, hc.ParamsDir, batch.TestProfiles(refs)); err != nil {
+		if err := pipeline.KeySchemes(hc.ParamsDir, store, log).EnsureKeys(ctx, pipeline.Proofs(refs), true, os.Stderr); err != nil {
 			return err
 		}
 		var sampler *rssSampler

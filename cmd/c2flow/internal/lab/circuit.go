@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/intake"
@@ -92,7 +92,7 @@ func RunCircuit(ctx context.Context, args []string) error {
 			if err != nil {
 				return fmt.Errorf("publish keys (or --local-only): %w", err)
 			}
-			if err := batch.EnsureKeys(ctx, store, *dir, []porep.Profile{p}); err != nil {
+			if err := pipeline.KeySchemes(*dir, store, log).EnsureKeys(ctx, []string{p.Name}, true, os.Stdout); err != nil {
 				return fmt.Errorf("publish keys: %w", err)
 			}
 			fmt.Printf("profile %s: keys ready in %v, cached under %s and published to bucket %s\n", p.Name, time.Since(t0).Round(time.Millisecond), *dir, store.Config().Bucket)

@@ -114,7 +114,7 @@ func RunDemo(ctx context.Context, args []string) error {
 	fmt.Printf("   up in %v: temporal %s, s3 http://%s\n", time.Since(t0).Round(time.Millisecond), st.Temporal.Addr(), st.S3Addr)
 	devDir := pipeline.FilecoinDevParamsDir(hc.ParamsDir)
 	if *fsectors > 0 {
-		if err := pipeline.PublishFilecoinDevSetup(ctx, st.Store, devDir, []string{info.Name}, logs.Steps, logs.Log); err != nil {
+		if err := pipeline.KeySchemes(hc.ParamsDir, st.Store, logs.Log).EnsureKeys(ctx, []string{info.Name}, true, logs.Steps); err != nil {
 			return err
 		}
 		fmt.Printf("   published to s3 %s (the worker downloads them on first use)\n", c2.RemotePrefix)
@@ -141,7 +141,7 @@ func RunDemo(ctx context.Context, args []string) error {
 	refs = append(refs, frefs...)
 	if warm > 0 {
 		t0 := time.Now()
-		wres, err := pipeline.SubmitAndWait(ctx, st.Client, st.Store, refs[:1], hc.ParamsDir, batch.Options{BatchID: fmt.Sprintf("demo-%d-warmup", refs[0].SectorID)}, true)
+		wres, err := pipeline.SubmitAndWait(ctx, st.Client, refs[:1], batch.Options{BatchID: fmt.Sprintf("demo-%d-warmup", refs[0].SectorID)}, true)
 		if err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ func RunDemo(ctx context.Context, args []string) error {
 	fmt.Printf("3. submitting one batch of %d sectors; the worker proves up to %d partitions at once (--partition-workers)\n", len(refs), hc.PartitionWorkers)
 	tb := time.Now()
 	batchID := fmt.Sprintf("demo-%d", refs[0].SectorID)
-	res, err := pipeline.SubmitAndWait(ctx, st.Client, st.Store, refs, hc.ParamsDir, batch.Options{BatchID: batchID}, true)
+	res, err := pipeline.SubmitAndWait(ctx, st.Client, refs, batch.Options{BatchID: batchID}, true)
 	if err != nil {
 		return err
 	}

@@ -1,21 +1,17 @@
 package pipeline
 
 import (
-	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
-	"time"
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/filecoin/c2"
-	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/intake"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -35,12 +31,12 @@ func IdentifyC1(f *C1Flags) batch.Identify {
 	return intake.Identify(intake.Schemes(), scheme.Hints{ProverID: f.ProverID, SectorID: f.SectorID})
 }
 
-// filecoinProofs returns the Filecoin proofs the sectors declare.
-func filecoinProofs(refs []job.SectorRef) []string {
+// Proofs returns the proofs the sectors declare, each once, in order.
+func Proofs(refs []job.SectorRef) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range refs {
-		if _, err := proofs.ByName(r.Profile); err == nil && !seen[r.Profile] {
+		if !seen[r.Profile] {
 			seen[r.Profile] = true
 			out = append(out, r.Profile)
 		}
@@ -48,37 +44,15 @@ func filecoinProofs(refs []job.SectorRef) []string {
 	return out
 }
 
-// PublishFilecoinDevSetup makes a DEVELOPMENT setup of each proof in
-// Filecoin's format (from the machine's setup cache when it has one) in
-// dir and publishes it to storage under c2.RemotePrefix, where workers
-// without the files find it. notes is told what the user waits for.
-func PublishFilecoinDevSetup(ctx context.Context, store *storage.Store, dir string, names []string, notes io.Writer, log *slog.Logger) error {
-	for _, name := range names {
-		cache := c2.DefaultSetupCache()
-		what := "(made once, about a minute for 2KiB on 2 cores, then cached in " + cache.Dir + ")"
-		fmt.Fprintf(notes, "   %s: making Filecoin-format DEVELOPMENT parameters (single-party setup, never for real sectors) %s ...", name, what)
-		t := time.Now()
-		files, err := c2.DevSetup(ctx, name, dir, cache, log)
-		if err != nil {
-			fmt.Fprintln(notes)
-			return err
-		}
-		fmt.Fprintf(notes, " done in %v\n", time.Since(t).Round(time.Millisecond))
-		// parameters.json lists every pair of dir: uploaded each time so
-		// that it lists this one too.
-		for _, path := range []string{files.Params, files.VK, filepath.Join(dir, c2.DevMarker), filepath.Join(dir, c2.ParametersJSON)} {
-			key := c2.RemotePrefix + filepath.Base(path)
-			if _, err := store.Head(ctx, key); err == nil && filepath.Base(path) != c2.ParametersJSON {
-				continue
-			} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return fmt.Errorf("publish %s: %w", key, err)
-			}
-			if err := store.UploadFile(ctx, key, path); err != nil {
-				return fmt.Errorf("publish %s: %w", key, err)
-			}
-		}
+// KeySchemes are the schemes over the keys a submitter or a stack
+// ensures for its sectors: the test scheme's under paramsDir, Filecoin's
+// development setups under FilecoinDevParamsDir(paramsDir), both
+// published to store where the hosts find them (Scheme.EnsureKeys).
+func KeySchemes(paramsDir string, store *storage.Store, log *slog.Logger) scheme.Set {
+	return scheme.Set{
+		testscheme.New(params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}, testscheme.WithLogger(log)),
+		c2.New(c2.Params{Dir: FilecoinDevParamsDir(paramsDir), Remote: store}, log),
 	}
-	return nil
 }
 
 // FilecoinDevParamsDir is where a submitter's development setups in

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -103,19 +101,15 @@ func RunSubmit(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *devSetup {
-		if err := PublishFilecoinDevSetup(ctx, store, FilecoinDevParamsDir(*paramsDir), filecoinProofs(refs), os.Stderr, log); err != nil {
-			return err
-		}
-	} else if err := requireKeys(ctx, store, *paramsDir, batch.TestProfiles(refs)); err != nil {
-		return err
+	if err := KeySchemes(*paramsDir, store, log).EnsureKeys(ctx, Proofs(refs), *devSetup, os.Stderr); err != nil {
+		return fmt.Errorf("submit: %w", err)
 	}
 	c, err := tf.Dial(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	res, err := SubmitAndWait(ctx, c, store, refs, *paramsDir, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
+	res, err := SubmitAndWait(ctx, c, refs, batch.Options{BatchID: *id, MaxInFlight: *inFlight, Priority: *prio}, *wait)
 	if err != nil || !*wait {
 		return err
 	}
@@ -127,12 +121,9 @@ func RunSubmit(ctx context.Context, args []string) error {
 	return printResult(res)
 }
 
-// SubmitAndWait submits uploaded sectors (making their test-scheme keys
-// if storage has none) and, with wait, follows the batch to its result.
-func SubmitAndWait(ctx context.Context, c client.Client, st *storage.Store, refs []job.SectorRef, paramsDir string, o batch.Options, wait bool) (job.BatchResult, error) {
-	if err := batch.EnsureKeys(ctx, st, paramsDir, batch.TestProfiles(refs)); err != nil {
-		return job.BatchResult{}, err
-	}
+// SubmitAndWait submits uploaded sectors, whose keys the caller ensured
+// (Scheme.EnsureKeys), and, with wait, follows the batch to its result.
+func SubmitAndWait(ctx context.Context, c client.Client, refs []job.SectorRef, o batch.Options, wait bool) (job.BatchResult, error) {
 	if o.BatchID == "" {
 		o.BatchID = batch.ID(refs)
 	}
@@ -147,22 +138,6 @@ func SubmitAndWait(ctx context.Context, c client.Client, st *storage.Store, refs
 	res, err := batch.Wait(ctx, c, o.BatchID, 500*time.Millisecond, bar.update)
 	bar.done()
 	return res, err
-}
-
-// requireKeys refuses a submission whose profiles have no keys in storage
-// or the local cache: making them silently would be a development setup
-// nobody asked for.
-func requireKeys(ctx context.Context, store *storage.Store, paramsDir string, profiles []porep.Profile) error {
-	for _, p := range profiles {
-		pc := params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}
-		if _, err := params.LoadExisting(ctx, pc, p, nil); err != nil {
-			if errors.Is(err, params.ErrNotFound) {
-				return fmt.Errorf("no proving keys for profile %s in storage or %s: run `c2flow circuit setup --profile %s` with the same --s3-* flags first, or pass --dev-setup to make development keys here", p.Name, paramsDir, p.Name)
-			}
-			return err
-		}
-	}
-	return nil
 }
 
 // writeProofs writes the C2 of every proved sector into dir, named by

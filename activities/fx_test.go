@@ -1,0 +1,60 @@
+package activities
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/storage/s3test"
+)
+
+// A proving host loads a Filecoin profile's proving key on first use, not
+// at start (where it reads the .vk alone), and counts it in its byte
+// budget then, once; a configured profile without parameters is refused
+// at start.
+func TestKeysLoadOnFirstUse(t *testing.T) {
+	ctx := context.Background()
+	const proof = "StackedDrg2KiBV1_1"
+	if _, err := c2.DevSetup(ctx, proof, paramstest.FilecoinDevParams(), paramstest.FilecoinSetups(), nil); err != nil {
+		t.Fatal(err)
+	}
+	store := s3test.Start(t).Store("c2flow-test")
+	if err := store.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Profiles: []string{proof}, MemoryBudget: 16 << 30, ParamsDir: t.TempDir(), FilecoinParams: paramstest.FilecoinDevParams(),
+		SectorCache: -1, Log: slog.New(slog.DiscardHandler)}
+	deps, err := ProverDeps(ctx, store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := deps.Budget.Stats(); st.KeyBytes != 0 || st.MaxBytes != 16<<30 {
+		t.Fatalf("after start: %+v, want no proving key held in a 16 GiB byte budget", st)
+	}
+	ref := job.SectorRef{ProverID: "aa", SectorID: 1, Profile: proof}
+	n, err := deps.Phases.PartitionBytes(ctx, ref)
+	if err != nil || n <= 0 {
+		t.Fatalf("PartitionBytes: %d, %v", n, err)
+	}
+	held := deps.Budget.Stats().KeyBytes
+	if held <= 0 {
+		t.Fatalf("the proving key, loaded for a partition, is not counted: %+v", deps.Budget.Stats())
+	}
+	ref.SectorID = 2
+	if _, err := deps.Phases.PartitionBytes(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if st := deps.Budget.Stats(); st.KeyBytes != held {
+		t.Fatalf("the same key counted twice: %d then %d", held, st.KeyBytes)
+	}
+	t.Logf("%s: partition %d bytes, proving key %d bytes, counted on first use", proof, n, held)
+
+	cfg.FilecoinParams = t.TempDir() // no parameters here nor in the store
+	if _, err := ProverDeps(ctx, store, cfg); err == nil || !strings.Contains(err.Error(), "profile "+proof) {
+		t.Fatalf("a host whose profile has no parameters started: %v", err)
+	}
+}
