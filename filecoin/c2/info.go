@@ -34,19 +34,54 @@ func (*Scheme) WriteInfo(w io.Writer, proof string) error {
 	if err := cnt.Err(); err != nil {
 		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
 	}
-	took := time.Since(t0)
-	st := cnt.Stats()
+	return writeCounts(w, cnt.Stats(), time.Since(t0), func(tw io.Writer) {
+		fmt.Fprintf(tw, "proof\t%s (id %d, api %v)\n", info.Name, info.ID(), info.APIVersion)
+		fmt.Fprintf(tw, "sector\t%s, %d nodes, %d layers, tree R/C %s\n", units.Bytes(info.SectorSize), info.Nodes, info.Layers, info.TreeR)
+		fmt.Fprintf(tw, "partitions\t%d x %d challenges\n", info.Partitions, info.ChallengesPerPartition)
+		fmt.Fprintf(tw, "circuit shape\t%v\n", s)
+	})
+}
+
+// WriteUpdateInfo is WriteInfo for a registered update proof (SnapDeals):
+// it counts one partition of its EmptySectorUpdateCircuit, and writes the
+// same lines, the key=value line in the same form.
+func WriteUpdateInfo(w io.Writer, proof string) error {
+	info, err := proofs.UpdateByName(proof)
+	if err != nil {
+		return fmt.Errorf("circuit info: %w", err)
+	}
+	s, err := circuit.UpdateShapeOf(info.SectorSize)
+	if err != nil {
+		return fmt.Errorf("circuit info %s: %w", info.Name, err)
+	}
+	t0 := time.Now()
+	cnt := r1cs.NewCounter()
+	if err := circuit.SynthesizeUpdate(cnt, s, nil); err != nil {
+		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	}
+	if err := cnt.Err(); err != nil {
+		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	}
+	return writeCounts(w, cnt.Stats(), time.Since(t0), func(tw io.Writer) {
+		fmt.Fprintf(tw, "update proof\t%s (id %d, api %v)\n", info.Name, int64(info.Proof), info.APIVersion)
+		fmt.Fprintf(tw, "sector\t%s, %d nodes, tree R %d-%d-%d\n", units.Bytes(info.SectorSize), s.SectorNodes, s.Tree.Base, s.Tree.Sub, s.Tree.Top)
+		fmt.Fprintf(tw, "partitions\t%d x %d challenges, h in %v (default %d), %d apex leaves\n", s.Partitions(), s.Challenges(), s.Hs(), s.HDefault(), s.ApexLeaves())
+	})
+}
+
+// writeCounts writes a partition circuit's counts: head's lines, then the
+// sizes, one key=value line (constraints= as synthesized, without
+// bellperson's per-input constraints; inputs= with ONE; aux=; a_nnz=
+// b_nnz= c_nnz= nonzeros without the per-input constraints), then one
+// partition's synthesis memory.
+func writeCounts(w io.Writer, st r1cs.Stats, took time.Duration, head func(io.Writer)) error {
 	// bellperson's prover appends input_i · 0 = 0 per input: a, b and c
 	// have one entry per synthesized constraint and per input.
 	rows := uint64(st.Constraints) + uint64(st.Inputs)
 	abc := 3 * 32 * rows
 	assignment := 32 * uint64(st.Inputs+st.Aux)
-
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "proof\t%s (id %d, api %v)\n", info.Name, info.ID(), info.APIVersion)
-	fmt.Fprintf(tw, "sector\t%s, %d nodes, %d layers, tree R/C %s\n", units.Bytes(info.SectorSize), info.Nodes, info.Layers, info.TreeR)
-	fmt.Fprintf(tw, "partitions\t%d x %d challenges\n", info.Partitions, info.ChallengesPerPartition)
-	fmt.Fprintf(tw, "circuit shape\t%v\n", s)
+	head(tw)
 	fmt.Fprintf(tw, "constraints / partition\t%d synthesized + %d per-input = %d (FFT domain 2^%d)\n", st.Constraints, st.Inputs, rows, units.Log2(int(rows)))
 	fmt.Fprintf(tw, "variables\t%d inputs (ONE included), %d aux\n", st.Inputs, st.Aux)
 	fmt.Fprintf(tw, "nonzeros\tA %d, B %d, C %d (synthesized constraints)\n", st.ANNZ, st.BNNZ, st.CNNZ)
@@ -57,7 +92,7 @@ func (*Scheme) WriteInfo(w io.Writer, proof string) error {
 	}
 	fmt.Fprintf(w, "constraints=%d inputs=%d aux=%d a_nnz=%d b_nnz=%d c_nnz=%d\n",
 		st.Constraints, st.Inputs, st.Aux, st.ANNZ, st.BNNZ, st.CNNZ)
-	_, err = fmt.Fprintf(w, "synthesis memory per partition: %d B (%s) = a, b, c %d B (%s: 3 x 32 B x %d rows, the constraints and the per-input ones) + assignment %d B (%s: 32 B x %d inputs and aux)\n",
+	_, err := fmt.Fprintf(w, "synthesis memory per partition: %d B (%s) = a, b, c %d B (%s: 3 x 32 B x %d rows, the constraints and the per-input ones) + assignment %d B (%s: 32 B x %d inputs and aux)\n",
 		abc+assignment, units.Bytes(abc+assignment), abc, units.Bytes(abc), rows, assignment, units.Bytes(assignment), st.Inputs+st.Aux)
 	return err
 }

@@ -193,12 +193,18 @@ func equal(cs r1cs.System, name string, a, b gadgets.AllocatedNum) {
 // add returns a + b, allocated ("add_num"), enforcing (a + b) · 1 = sum
 // ("sum constraint"): constraint.rs add, which encode.rs encode is.
 func add(cs r1cs.System, a, b gadgets.AllocatedNum) gadgets.AllocatedNum {
+	return addNamed(cs, "add_num", "sum constraint", a, b)
+}
+
+// addNamed is add with the sum allocated under alloc and the constraint
+// named constraint.
+func addNamed(cs r1cs.System, alloc, constraint string, a, b gadgets.AllocatedNum) gadgets.AllocatedNum {
 	var v fr.Element
 	v.Add(&a.Value, &b.Value)
-	cs.Push("add_num")
+	cs.Push(alloc)
 	res := gadgets.AllocNum(cs, v)
 	cs.Pop()
 	la, lb, lc := cs.Scratch()
-	cs.Enforce("sum constraint", la.Add(a.Var).Add(b.Var), lb.Add(r1cs.One), lc.Add(res.Var))
+	cs.Enforce(constraint, la.Add(a.Var).Add(b.Var), lb.Add(r1cs.One), lc.Add(res.Var))
 	return res
 }

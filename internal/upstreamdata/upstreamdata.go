@@ -34,6 +34,7 @@ var (
 	Curio     = Source{"filecoin-project/curio", "e0294b0f948132d41e8f42f59fa949495d5fd3af", "curio", "C2FLOW_UPSTREAM_CURIO"}
 	FilProofs = Source{"filecoin-project/rust-fil-proofs", "87348a749d80447d00c595af834a8ed73c09e4d9", "rust-fil-proofs", "C2FLOW_UPSTREAM_FIL_PROOFS"}
 	BLS12381  = Source{"zkcrypto/bls12_381", "6bb96951d5c2035caf4989b6e4a018435379590f", "zkcrypto-bls12_381", "C2FLOW_UPSTREAM_BLS12_381"}
+	CommCID   = Source{"filecoin-project/go-fil-commcid", "dc003f4774d39c1ab74ad32d2749084c980dbdc0", "go-fil-commcid", "C2FLOW_UPSTREAM_COMMCID"}
 )
 
 // File is one upstream file: its source, its path there and the SHA-256 of
@@ -57,6 +58,10 @@ var (
 	SealRecordsV16 = File{FilProofs, "filecoin-proofs/tests/seal_regression_records-v16.json", "728e06d0af383e8c800558673efeea29a575692b8bc9b8a64089730ab2820811", true}
 	SealRecordsV18 = File{FilProofs, "filecoin-proofs/tests/seal_regression_records-v18.json", "62dea09bc04a832a0ff8571bde6f5b07dd6d5622988a63c7cf0dcc7173a85ef8", true}
 	ParametersJSON = File{FilProofs, "parameters.json", "b06f9f0cfd92d59bd8de92c673ec5f1bb02dcf767551563daff5aae141579f7f", true}
+
+	// CommCIDTest holds go-fil-commcid's commitment CID vectors (the
+	// piece and data commitments of known data, as CID strings).
+	CommCIDTest = File{CommCID, "commcid_test.go", "a4419e07fbb611641d5b66ab6ce947db6f60fe627c7d5dbf6e68635d479a22e2", true}
 
 	G1Uncompressed = File{BLS12381, "src/tests/g1_uncompressed_valid_test_vectors.dat", "e25aae8e95c9cd39cdb1eec0100c8245e297510fef0091cbf80b91d49de6b685", true}
 	G1Compressed   = File{BLS12381, "src/tests/g1_compressed_valid_test_vectors.dat", "8acaa1d512b4cf96f4740e4c9afc19ba4618d48fe251c452a19382395bcd0929", true}

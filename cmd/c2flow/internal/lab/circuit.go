@@ -12,6 +12,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/intake"
 	"github.com/c2flow/c2flow/params"
@@ -27,6 +28,7 @@ func RunCircuit(ctx context.Context, args []string) error {
 	fs := cli.NewFlags("circuit " + sub)
 	profile := fs.String("profile", "32KiB", "profile of the test scheme: "+fmt.Sprint(porep.ProfileNames()))
 	proof := fs.String("proof", "", "info: a registered Filecoin seal proof, whose StackedCircuit partition is counted (exclusive with --profile): "+strings.Join(proofs.Names(), ", "))
+	update := fs.String("update-proof", "", "info: a registered SnapDeals update proof, whose EmptySectorUpdateCircuit partition is counted (exclusive with --proof and --profile): "+strings.Join(proofs.UpdateNames(), ", "))
 	dir := fs.String("params", params.DefaultDir(), "local parameter cache")
 	createBucket := fs.Bool("create-bucket", false, "setup: create the --s3-bucket first if it does not exist (a deployment's one setup step)")
 	localOnly := fs.Bool("local-only", false, "setup: keep the keys in the local cache only (default: publish them to the --s3-* storage, where workers and submit find them)")
@@ -39,8 +41,14 @@ func RunCircuit(ctx context.Context, args []string) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if given["proof"] && given["profile"] {
-		return errors.New("circuit: --proof and --profile are exclusive")
+	if n := btoi(given["proof"]) + btoi(given["profile"]) + btoi(given["update-proof"]); n > 1 {
+		return errors.New("circuit: --proof, --update-proof and --profile are exclusive")
+	}
+	if given["update-proof"] {
+		if sub != "info" {
+			return fmt.Errorf("circuit %s: --update-proof is only for info", sub)
+		}
+		return c2.WriteUpdateInfo(os.Stdout, *update)
 	}
 	if sub == "info" {
 		// One info for every scheme: the one that owns the name counts
@@ -101,4 +109,11 @@ func RunCircuit(ctx context.Context, args []string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown circuit subcommand %q (info or setup)", sub)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

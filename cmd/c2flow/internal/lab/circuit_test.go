@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/proofs"
@@ -99,10 +100,28 @@ func TestCircuitProofFlag(t *testing.T) {
 		{[]string{"info", "--proof", "StackedDrg2KiBV1_1", "--profile", "32KiB"}, "exclusive"},
 		{[]string{"setup", "--proof", "StackedDrg2KiBV1_1"}, "only for info"},
 		{[]string{"info", "--proof", "StackedDrg3KiBV1"}, "StackedDrg32GiBV1_1"},
+		{[]string{"info", "--update-proof", "StackedDrg2KiBV1", "--proof", "StackedDrg2KiBV1_1"}, "exclusive"},
+		{[]string{"setup", "--update-proof", "StackedDrg2KiBV1"}, "only for info"},
+		{[]string{"info", "--update-proof", "StackedDrg2KiBV1_1"}, "StackedDrg32GiBV1"},
 	} {
 		err := RunCircuit(ctx, tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("circuit %v: error %v, want one mentioning %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// circuit info --update-proof prints the update circuit's counts in the
+// key=value form of --proof: for StackedDrg2KiBV1 the 2KiB counts of
+// storage-proofs-update/tests/circuit.rs (1,705,039 constraints; the
+// 32GiB count is filecoin/circuit's TestUpdateCount32GiB).
+func TestCircuitInfoUpdateProof(t *testing.T) {
+	out := clitest.CaptureStdout(t, func() {
+		if err := RunCircuit(context.Background(), []string{"info", "--update-proof", "StackedDrg2KiBV1"}); err != nil {
+			t.Error(err)
+		}
+	})
+	if !strings.Contains(out, "\nconstraints=1705039 inputs=5 aux=1703569 a_nnz=") {
+		t.Fatalf("circuit info --update-proof StackedDrg2KiBV1:\n%s", out)
 	}
 }

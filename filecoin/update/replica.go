@@ -1,0 +1,173 @@
+package update
+
+import (
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/hash"
+	"github.com/c2flow/c2flow/filecoin/merkle"
+)
+
+// Replica is an updated sector in memory: the old replica's tree R, the
+// new data's tree D and the new replica's tree R built from the encoding,
+// with the commitments (what the vanilla prover reads, vanilla.rs).
+// Sectors of test sizes: every tree is held whole.
+type Replica struct {
+	Shape                                    circuit.UpdateShape
+	H                                        int // the high bits rho takes of a node index
+	CommC, CommROld, CommDNew, CommRNew, Phi fr.Element
+	ROld, DNew, RNew                         *merkle.Tree
+	dRows                                    [][]merkle.Node // tree D, leaves first: the apex leaves
+}
+
+// Encode encodes dataNew into the old replica labelsROld (whose tree C
+// root is commC) with h high bits: each node's new label is old + data·rho
+// (rho = H(phi, high bits of its index), phi = H(comm_d_new, comm_r_old)),
+// as vanilla.rs encode_into and tests/common encode_new_replica do.
+func Encode(s circuit.UpdateShape, h int, labelsROld []merkle.Node, commC merkle.Node, dataNew []merkle.Node) (*Replica, error) {
+	n := s.SectorNodes
+	if len(labelsROld) != n || len(dataNew) != n {
+		return nil, fmt.Errorf("update: %d old labels and %d data nodes for a %d-node sector", len(labelsROld), len(dataNew), n)
+	}
+	if _, err := HSelect(s, h); err != nil {
+		return nil, err
+	}
+	r := &Replica{Shape: s, H: h}
+	treeR := merkle.Shape{Base: s.Tree.Base, Sub: s.Tree.Sub, Top: s.Tree.Top}
+	var err error
+	if r.ROld, err = merkle.Build(merkle.PoseidonHasher{}, treeR, labelsROld); err != nil {
+		return nil, fmt.Errorf("update: tree R old: %w", err)
+	}
+	if r.DNew, err = merkle.Build(merkle.SHA254Hasher{}, merkle.TreeDShape(), dataNew); err != nil {
+		return nil, fmt.Errorf("update: tree D new: %w", err)
+	}
+	r.dRows = [][]merkle.Node{dataNew}
+	for row := dataNew; len(row) > 1; {
+		next := make([]merkle.Node, len(row)/2)
+		for i := range next {
+			next[i] = merkle.Node(hash.Sha254Node(row[2*i], row[2*i+1]))
+		}
+		r.dRows = append(r.dRows, next)
+		row = next
+	}
+	if r.CommC, err = hash.ElementFromLE(commC); err != nil {
+		return nil, fmt.Errorf("update: comm_c: %w", err)
+	}
+	commROld, err := hash.Hash2(hash.Domain(commC), hash.Domain(r.ROld.Root()))
+	if err != nil {
+		return nil, err
+	}
+	if r.CommROld, err = commROld.Element(); err != nil {
+		return nil, err
+	}
+	if r.CommDNew, err = hash.ElementFromLE(r.DNew.Root()); err != nil {
+		return nil, fmt.Errorf("update: comm_d_new: %w", err)
+	}
+	if r.Phi, err = Phi(r.CommDNew, r.CommROld); err != nil {
+		return nil, err
+	}
+	rhos := map[uint32]fr.Element{}
+	labelsRNew := make([]merkle.Node, n)
+	for i := range n {
+		old, err := hash.ElementFromLE(labelsROld[i])
+		if err != nil {
+			return nil, fmt.Errorf("update: old label %d: %w", i, err)
+		}
+		d, err := hash.ElementFromLE(dataNew[i])
+		if err != nil {
+			return nil, fmt.Errorf("update: data node %d: %w", i, err)
+		}
+		high := High(s, uint32(i), h)
+		rho, ok := rhos[high]
+		if !ok {
+			if rho, err = Rho(r.Phi, high); err != nil {
+				return nil, err
+			}
+			rhos[high] = rho
+		}
+		labelsRNew[i] = merkle.Node(hash.ElementToLE(EncodeNode(old, d, rho)))
+	}
+	if r.RNew, err = merkle.Build(merkle.PoseidonHasher{}, treeR, labelsRNew); err != nil {
+		return nil, fmt.Errorf("update: tree R new: %w", err)
+	}
+	commRNew, err := hash.Hash2(hash.Domain(commC), hash.Domain(r.RNew.Root()))
+	if err != nil {
+		return nil, err
+	}
+	if r.CommRNew, err = commRNew.Element(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// PublicInputs are partition k's public inputs.
+func (r *Replica) PublicInputs(k int) ([]fr.Element, error) {
+	return PublicInputs(r.Shape, k, r.H, r.CommROld, r.CommDNew, r.CommRNew)
+}
+
+// Witness is partition k's circuit witness: its apex leaves (tree D's row
+// apex-leaf-bits below its partition root), and for each of its
+// challenges the three leaves and paths (circuit.rs PrivateInputs::new
+// from a vanilla PartitionProof).
+func (r *Replica) Witness(k int) (*circuit.UpdateWitness, error) {
+	s := r.Shape
+	in, err := r.PublicInputs(k)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := Challenges(s, r.CommRNew, k)
+	if err != nil {
+		return nil, err
+	}
+	pb := 0
+	for 1<<pb < s.Partitions() {
+		pb++
+	}
+	apexBits := 0
+	for 1<<apexBits < s.ApexLeaves() {
+		apexBits++
+	}
+	row := r.dRows[s.ChallengeBits()-pb-apexBits]
+	w := &circuit.UpdateWitness{KAndHSelect: in[0], CommROld: r.CommROld, CommDNew: r.CommDNew, CommRNew: r.CommRNew,
+		CommC: r.CommC, ApexLeaves: make([]fr.Element, s.ApexLeaves())}
+	if w.RootROld, err = hash.ElementFromLE(r.ROld.Root()); err != nil {
+		return nil, err
+	}
+	if w.RootRNew, err = hash.ElementFromLE(r.RNew.Root()); err != nil {
+		return nil, err
+	}
+	for i := range w.ApexLeaves {
+		if w.ApexLeaves[i], err = hash.ElementFromLE(row[k*s.ApexLeaves()+i]); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range cs {
+		var ch circuit.UpdateChallenge
+		for _, t := range []struct {
+			tree *merkle.Tree
+			leaf *fr.Element
+			path *[][]fr.Element
+		}{{r.ROld, &ch.LeafROld, &ch.PathROld}, {r.DNew, &ch.LeafDNew, &ch.PathDNew}, {r.RNew, &ch.LeafRNew, &ch.PathRNew}} {
+			p, err := t.tree.Prove(uint64(c))
+			if err != nil {
+				return nil, err
+			}
+			if *t.leaf, err = hash.ElementFromLE(p.Leaf); err != nil {
+				return nil, err
+			}
+			for _, el := range p.Path() {
+				sibs := make([]fr.Element, len(el.Hashes))
+				for i, h := range el.Hashes {
+					if sibs[i], err = hash.ElementFromLE(h); err != nil {
+						return nil, err
+					}
+				}
+				*t.path = append(*t.path, sibs)
+			}
+		}
+		w.Challenges = append(w.Challenges, ch)
+	}
+	return w, nil
+}
