@@ -17,7 +17,7 @@ import (
 // sector of b bytes, as storage-proofs-update/tests/circuit.rs does (an
 // old tree R of random labels, a random comm_c, random new data), at h
 // = hs[3].
-func testReplica(t *testing.T, b uint64) *Replica {
+func testReplica(t testing.TB, b uint64) *Replica {
 	t.Helper()
 	s, err := circuit.UpdateShapeOf(b)
 	if err != nil {

@@ -1,0 +1,195 @@
+package update
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/prover"
+)
+
+// updateKeys is a development setup of the 2KiB update circuit (the fast
+// setup path, cached by the circuit's digest in the tests' setup cache),
+// as the split prover and Filecoin's verifier take it.
+func updateKeys(t testing.TB, s circuit.UpdateShape) (*prover.Prover, *groth.PreparedVerifyingKey) {
+	t.Helper()
+	shape := r1cs.NewShape()
+	if err := circuit.SynthesizeUpdate(shape, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	shape.AppendInputConstraints()
+	if err := shape.Err(); err != nil {
+		t.Fatal(err)
+	}
+	digest, err := shape.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	files, made, err := groth.DevSetup(context.Background(), paramstest.FilecoinSetups(), shape, digest, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("development setup of the %d-node update circuit (%d constraints): %v (made %v)", s.SectorNodes, shape.NumConstraints(), time.Since(t0).Round(time.Millisecond), made)
+	p, err := groth.ReadParamsFile(files.Params, groth.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fvk, err := groth.ReadVerifyingKeyFile(files.VK) // ToGnark takes p's points, the VK's too
+	if err != nil {
+		t.Fatal(err)
+	}
+	pvk := fvk.Prepare()
+	d, err := groth.DensityOf(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := p.ToGnark(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := prover.New(&prover.Keys{Digest: digest[:16], NbPublic: 5, PK: pk, VK: vk}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr, pvk
+}
+
+// A 2KiB update partition proved by the split prover under a development
+// setup of the update circuit gives a 192-byte Groth16 proof that
+// Filecoin's verification (bellperson's verify_proof) accepts against the
+// public inputs of the public data, and refuses against another comm_r_new
+// or another h_select, or with a flipped bit.
+func TestProveUpdate2KiB(t *testing.T) {
+	ctx := context.Background()
+	rep := testReplica(t, 2<<10)
+	pr, pvk := updateKeys(t, rep.Shape)
+	w, err := rep.Witness(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	wb := r1cs.NewWitness(r1cs.WitnessOptions{ABC: true, Check: true})
+	if err := circuit.SynthesizeUpdate(wb, rep.Shape, w); err != nil {
+		t.Fatal(err)
+	}
+	wb.AppendInputConstraints()
+	if err := wb.Err(); err != nil {
+		t.Fatal(err)
+	}
+	synth := time.Since(t0)
+	slots, err := gpu.CPUSlots(1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.Now()
+	sol := &prover.Solution{Partition: "update/2KiB/0", W: append(append([]fr.Element(nil), wb.Inputs...), wb.Aux...), A: wb.A, B: wb.B, C: wb.C}
+	partial, err := pr.Start(ctx, slots, sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gp, _, err := pr.Finalize(ctx, partial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := groth.ProofFromGnark(gp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("2KiB update partition: synthesis %v, split prover %v", synth.Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
+	in, err := rep.PublicInputs(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pvk.Verify(&proof, in); err != nil {
+		t.Fatalf("the update proof does not verify: %v", err)
+	}
+	if b := proof.Bytes(); len(b) != groth.ProofSize {
+		t.Fatalf("%d-byte proof", len(b))
+	}
+	other := append([]fr.Element(nil), in...)
+	one := fr.One()
+	other[3].Add(&other[3], &one)
+	if pvk.Verify(&proof, other) == nil {
+		t.Error("verified against another comm_r_new")
+	}
+	other = append([]fr.Element(nil), in...)
+	other[0].SetUint64(1 << 1) // h_select of hs[1], k 0
+	if pvk.Verify(&proof, other) == nil {
+		t.Error("verified against another h_select")
+	}
+	b := proof.Bytes()
+	b[100] ^= 4
+	if bad, err := groth.DecodeProof(b[:]); err == nil && pvk.Verify(&bad, in) == nil {
+		t.Error("verified with a flipped bit")
+	}
+}
+
+// BenchmarkProveUpdate2KiB proves one 2KiB update partition with the
+// split prover and with gnark's groth16.Prove on the same R1CS, keys and
+// witness, alternating, and reports each one's seconds per proof (go test
+// -run '^$' -bench ProveUpdate2KiB -benchtime 3x ./filecoin/update/).
+func BenchmarkProveUpdate2KiB(b *testing.B) {
+	ctx := context.Background()
+	rep := testReplica(b, 2<<10)
+	pr, _ := updateKeys(b, rep.Shape)
+	shape := r1cs.NewShape()
+	if err := circuit.SynthesizeUpdate(shape, rep.Shape, nil); err != nil {
+		b.Fatal(err)
+	}
+	shape.AppendInputConstraints()
+	ccs, err := shape.Gnark()
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := rep.Witness(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	slots, err := gpu.CPUSlots(1, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var split, gnark, synth time.Duration
+	for range b.N {
+		t0 := time.Now()
+		wb := r1cs.NewWitness(r1cs.WitnessOptions{ABC: true})
+		if err := circuit.SynthesizeUpdate(wb, rep.Shape, w); err != nil {
+			b.Fatal(err)
+		}
+		wb.AppendInputConstraints()
+		synth += time.Since(t0)
+		full, err := r1cs.GnarkWitness(wb.Inputs, wb.Aux)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		sol := &prover.Solution{Partition: "update/2KiB/0", W: append(append([]fr.Element(nil), wb.Inputs...), wb.Aux...), A: wb.A, B: wb.B, C: wb.C}
+		partial, err := pr.Start(ctx, slots, sol)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := pr.Finalize(ctx, partial); err != nil {
+			b.Fatal(err)
+		}
+		split += time.Since(t1)
+		t2 := time.Now()
+		if _, err := groth16bls.Prove(ccs, pr.Keys.PK, full); err != nil {
+			b.Fatal(err)
+		}
+		gnark += time.Since(t2)
+	}
+	n := float64(b.N)
+	b.ReportMetric(synth.Seconds()/n, "synth-s/op")
+	b.ReportMetric(split.Seconds()/n, "split-s/op")
+	b.ReportMetric(gnark.Seconds()/n, "gnark-s/op")
+	b.ReportMetric(split.Seconds()/gnark.Seconds(), "split/gnark")
+}
