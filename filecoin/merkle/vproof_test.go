@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -42,139 +41,42 @@ type fallbackPoStSectorProof struct {
 	sectors  []postSectorProof
 }
 
-type bincodeReader struct{ r io.Reader }
-
-func (b *bincodeReader) u64() (uint64, error) {
-	var v uint64
-	err := binary.Read(b.r, binary.LittleEndian, &v)
-	return v, err
-}
-
-func (b *bincodeReader) u32() (uint32, error) {
-	var v uint32
-	err := binary.Read(b.r, binary.LittleEndian, &v)
-	return v, err
-}
-
-func (b *bincodeReader) node() (Node, error) {
-	var n Node
-	_, err := io.ReadFull(b.r, n[:])
-	return n, err
-}
-
-func (b *bincodeReader) length(what string) (int, error) {
-	n, err := b.u64()
-	if err != nil {
-		return 0, fmt.Errorf("%s length: %w", what, err)
-	}
-	if n > 1<<16 {
-		return 0, fmt.Errorf("%s length %d too large", what, n)
-	}
-	return int(n), nil
-}
-
-// inclusionPath reads an InclusionPath: Vec<PathElement{hashes: Vec<Domain>,
-// index: usize}>.
-func (b *bincodeReader) inclusionPath() ([]PathElement, error) {
-	n, err := b.length("path")
-	if err != nil {
-		return nil, err
-	}
-	path := make([]PathElement, n)
-	for i := range path {
-		m, err := b.length("hashes")
-		if err != nil {
-			return nil, err
-		}
-		path[i].Hashes = make([]Node, m)
-		for j := range path[i].Hashes {
-			if path[i].Hashes[j], err = b.node(); err != nil {
-				return nil, err
-			}
-		}
-		if path[i].Index, err = b.u64(); err != nil {
-			return nil, err
-		}
-	}
-	return path, nil
-}
-
-// merkleProof reads MerkleProof{data: ProofData}: a u32 variant tag, then
-// Single{root, leaf, path}, Sub{base_proof, sub_proof, root, leaf} or
-// Top{base_proof, sub_proof, top_proof, root, leaf}.
-func (b *bincodeReader) merkleProof() (*Proof, error) {
-	tag, err := b.u32()
-	if err != nil {
-		return nil, err
-	}
-	p := &Proof{Kind: ProofKind(tag)}
-	switch p.Kind {
-	case KindSingle:
-		if p.Root, err = b.node(); err != nil {
-			return nil, err
-		}
-		if p.Leaf, err = b.node(); err != nil {
-			return nil, err
-		}
-		p.Base, err = b.inclusionPath()
-		return p, err
-	case KindSub, KindTop:
-		if p.Base, err = b.inclusionPath(); err != nil {
-			return nil, err
-		}
-		if p.Sub, err = b.inclusionPath(); err != nil {
-			return nil, err
-		}
-		if p.Kind == KindTop {
-			if p.Top, err = b.inclusionPath(); err != nil {
-				return nil, err
-			}
-		}
-		if p.Root, err = b.node(); err != nil {
-			return nil, err
-		}
-		p.Leaf, err = b.node()
-		return p, err
-	}
-	return nil, fmt.Errorf("unknown ProofData variant %d", tag)
-}
-
 func decodeFallbackPoStSectorProof(data []byte) (*fallbackPoStSectorProof, error) {
-	b := &bincodeReader{r: bytes.NewReader(data)}
+	r := NewBincodeReader(data)
 	out := &fallbackPoStSectorProof{}
 	var err error
-	if out.sectorID, err = b.u64(); err != nil {
+	if out.sectorID, err = r.U64("sector_id"); err != nil {
 		return nil, err
 	}
-	if out.commR, err = b.node(); err != nil {
+	if out.commR, err = r.Node("comm_r"); err != nil {
 		return nil, err
 	}
-	ns, err := b.length("sectors")
+	ns, err := r.Len("sectors", 8)
 	if err != nil {
 		return nil, err
 	}
 	out.sectors = make([]postSectorProof, ns)
 	for i := range out.sectors {
-		np, err := b.length("inclusion_proofs")
+		np, err := r.Len("inclusion_proofs", 4)
 		if err != nil {
 			return nil, err
 		}
 		for range np {
-			p, err := b.merkleProof()
+			p, err := r.Proof("inclusion proof")
 			if err != nil {
 				return nil, fmt.Errorf("sector %d: %w", i, err)
 			}
 			out.sectors[i].inclusion = append(out.sectors[i].inclusion, p)
 		}
-		if out.sectors[i].commC, err = b.node(); err != nil {
+		if out.sectors[i].commC, err = r.Node("comm_c"); err != nil {
 			return nil, err
 		}
-		if out.sectors[i].commRLast, err = b.node(); err != nil {
+		if out.sectors[i].commRLast, err = r.Node("comm_r_last"); err != nil {
 			return nil, err
 		}
 	}
-	if rest, _ := io.ReadAll(b.r); len(rest) != 0 {
-		return nil, fmt.Errorf("%d trailing bytes", len(rest))
+	if r.Rest() != 0 {
+		return nil, fmt.Errorf("%d trailing bytes", r.Rest())
 	}
 	return out, nil
 }
@@ -352,5 +254,41 @@ func TestWindowPoStTampered(t *testing.T) {
 	}
 	if err := clone().ValidateInTree(PoseidonHasher{}, shape, 1<<27, 0); !errors.Is(err, ErrPathLength) {
 		t.Errorf("wrong tree size: %v", err)
+	}
+}
+
+// AppendBincode writes the bytes rust-fil-proofs wrote: curio's
+// post.vproof, decoded and written again (its 10 Sub proofs through
+// AppendBincode), is the same bytes; cut anywhere, it is refused.
+func TestBincodeRoundTrip(t *testing.T) {
+	raw := upstreamdata.Read(t, upstreamdata.PostVproof)
+	vp, err := decodeFallbackPoStSectorProof(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := binary.LittleEndian.AppendUint64(nil, vp.sectorID)
+	b = append(b, vp.commR[:]...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(vp.sectors)))
+	for _, s := range vp.sectors {
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(s.inclusion)))
+		for _, p := range s.inclusion {
+			b = p.AppendBincode(b)
+		}
+		b = append(b, s.commC[:]...)
+		b = append(b, s.commRLast[:]...)
+	}
+	if !bytes.Equal(b, raw) {
+		t.Fatalf("re-encoded %d bytes differ from upstream's %d", len(b), len(raw))
+	}
+	for _, cut := range []int{0, 7, 100, len(raw) / 2, len(raw) - 1} {
+		if _, err := decodeFallbackPoStSectorProof(raw[:cut]); err == nil {
+			t.Errorf("a vproof cut at %d bytes decoded", cut)
+		}
+	}
+	// A length that the bytes cannot hold is refused before allocating.
+	huge := bytes.Clone(raw)
+	binary.LittleEndian.PutUint64(huge[40:], 1<<60)
+	if _, err := decodeFallbackPoStSectorProof(huge); !errors.Is(err, ErrBincode) {
+		t.Errorf("a 2^60 sector count: %v", err)
 	}
 }

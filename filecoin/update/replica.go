@@ -107,67 +107,43 @@ func (r *Replica) PublicInputs(k int) ([]fr.Element, error) {
 	return PublicInputs(r.Shape, k, r.H, r.CommROld, r.CommDNew, r.CommRNew)
 }
 
-// Witness is partition k's circuit witness: its apex leaves (tree D's row
-// apex-leaf-bits below its partition root), and for each of its
-// challenges the three leaves and paths (circuit.rs PrivateInputs::new
-// from a vanilla PartitionProof).
-func (r *Replica) Witness(k int) (*circuit.UpdateWitness, error) {
+// Public is the update's public data.
+func (r *Replica) Public() Public {
+	return Public{CommROld: r.CommROld, CommDNew: r.CommDNew, CommRNew: r.CommRNew, H: r.H}
+}
+
+// PartitionProof is partition k's vanilla proof (vanilla.rs
+// prove): its apex leaves (tree D's row apex-leaf-bits below the
+// partition's root) and, per challenge, the three openings.
+func (r *Replica) PartitionProof(k int) (*PartitionProof, error) {
 	s := r.Shape
-	in, err := r.PublicInputs(k)
-	if err != nil {
-		return nil, err
-	}
 	cs, err := Challenges(s, r.CommRNew, k)
 	if err != nil {
 		return nil, err
 	}
-	pb := 0
-	for 1<<pb < s.Partitions() {
-		pb++
-	}
-	apexBits := 0
-	for 1<<apexBits < s.ApexLeaves() {
-		apexBits++
-	}
-	row := r.dRows[s.ChallengeBits()-pb-apexBits]
-	w := &circuit.UpdateWitness{KAndHSelect: in[0], CommROld: r.CommROld, CommDNew: r.CommDNew, CommRNew: r.CommRNew,
-		CommC: r.CommC, ApexLeaves: make([]fr.Element, s.ApexLeaves())}
-	if w.RootROld, err = hash.ElementFromLE(r.ROld.Root()); err != nil {
-		return nil, err
-	}
-	if w.RootRNew, err = hash.ElementFromLE(r.RNew.Root()); err != nil {
-		return nil, err
-	}
-	for i := range w.ApexLeaves {
-		if w.ApexLeaves[i], err = hash.ElementFromLE(row[k*s.ApexLeaves()+i]); err != nil {
-			return nil, err
-		}
-	}
+	commC := merkle.Node(hash.ElementToLE(r.CommC))
+	row := r.dRows[s.ChallengeBits()-bitLen(s.Partitions())-bitLen(s.ApexLeaves())]
+	p := &PartitionProof{CommC: commC, ApexLeaves: append([]merkle.Node(nil), row[k*s.ApexLeaves():(k+1)*s.ApexLeaves()]...)}
 	for _, c := range cs {
-		var ch circuit.UpdateChallenge
+		var ch ChallengeProof
 		for _, t := range []struct {
 			tree *merkle.Tree
-			leaf *fr.Element
-			path *[][]fr.Element
-		}{{r.ROld, &ch.LeafROld, &ch.PathROld}, {r.DNew, &ch.LeafDNew, &ch.PathDNew}, {r.RNew, &ch.LeafRNew, &ch.PathRNew}} {
-			p, err := t.tree.Prove(uint64(c))
-			if err != nil {
+			dst  **merkle.Proof
+		}{{r.ROld, &ch.ROld}, {r.DNew, &ch.DNew}, {r.RNew, &ch.RNew}} {
+			if *t.dst, err = t.tree.Prove(uint64(c)); err != nil {
 				return nil, err
-			}
-			if *t.leaf, err = hash.ElementFromLE(p.Leaf); err != nil {
-				return nil, err
-			}
-			for _, el := range p.Path() {
-				sibs := make([]fr.Element, len(el.Hashes))
-				for i, h := range el.Hashes {
-					if sibs[i], err = hash.ElementFromLE(h); err != nil {
-						return nil, err
-					}
-				}
-				*t.path = append(*t.path, sibs)
 			}
 		}
-		w.Challenges = append(w.Challenges, ch)
+		p.Challenges = append(p.Challenges, ch)
 	}
-	return w, nil
+	return p, nil
+}
+
+// Witness is partition k's circuit witness, from its vanilla proof.
+func (r *Replica) Witness(k int) (*circuit.UpdateWitness, error) {
+	p, err := r.PartitionProof(k)
+	if err != nil {
+		return nil, err
+	}
+	return p.Witness(r.Shape, k, r.Public())
 }
