@@ -35,6 +35,7 @@ func commands() map[string]cli.Command {
 		"cancel":  {Summary: "cancel a batch: nothing more starts; status then says exactly which C2s were stored", Run: pipeline.RunCancel},
 		"verify":  {Summary: "verify --c1 FILE --proof FILE: check a C2 proof against its C1 with the cached verifying key", Run: lab.RunVerify},
 		"fleet":   {Summary: "the workers polling the shared queues: id, host, roles, devices, budget, as Temporal sees them", Run: pipeline.RunFleet},
+		"update":  {Summary: "the test updater (SnapDeals): seal committed-capacity sectors, encode new data, write their update vanilla proofs as Curio stores them and the commitments", Run: lab.RunUpdate},
 		"sim":     {Summary: "fleet-scale simulation: W simulated worker hosts on the real workflows, Temporal and budgets; throughput vs ideal, scheduling overhead", Run: lab.RunSim},
 
 		"verify-seal": {Summary: "verify-seal --vk FILE RECORDS...: verify Filecoin seal proofs (rust-fil-proofs' regression record lines) with a bellperson .vk", Run: lab.RunVerifySeal},

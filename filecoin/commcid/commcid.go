@@ -9,9 +9,11 @@
 package commcid
 
 import (
+	"encoding/base32"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Kind is which commitment a value is.
@@ -116,4 +118,11 @@ func CID(c [32]byte, k Kind) []byte {
 	b = binary.AppendUvarint(b, hash)
 	b = binary.AppendUvarint(b, 32)
 	return append(b, c[:]...)
+}
+
+// String is the CID of commitment c of kind k as go-cid prints it:
+// multibase base32, lowercase, unpadded ("baga6ea4seaq..." for a CommD,
+// "bagboea4b5abc..." for a CommR).
+func String(c [32]byte, k Kind) string {
+	return "b" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(CID(c, k)))
 }

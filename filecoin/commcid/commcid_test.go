@@ -56,6 +56,9 @@ func TestUpstreamCIDs(t *testing.T) {
 		if want := zeroCommD(depth); got != want {
 			t.Fatalf("%s: digest %x, the zero tree's root is %x", name, got, want)
 		}
+		if String(got, Unsealed) != m[1] {
+			t.Fatalf("%s: String gives %s, upstream %s", name, String(got, Unsealed), m[1])
+		}
 		if !bytes.Equal(CID(got, Unsealed), b) {
 			t.Fatalf("%s: CID writes %x, upstream %x", name, CID(got, Unsealed), b)
 		}

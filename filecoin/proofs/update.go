@@ -82,3 +82,15 @@ func UpdateNames() []string {
 	}
 	return out
 }
+
+// UpdateForSectorSize returns the registered update proof of sectors of
+// size bytes (a sealed sector of any seal proof of that size is updated
+// with it).
+func UpdateForSectorSize(size uint64) (UpdateProofInfo, error) {
+	for _, u := range updateTable {
+		if u.SectorSize == size {
+			return u, nil
+		}
+	}
+	return UpdateProofInfo{}, fmt.Errorf("no registered update proof for %d-byte sectors (%s)", size, strings.Join(UpdateNames(), ", "))
+}

@@ -37,6 +37,9 @@ type SealParams struct {
 	CC bool
 	// Workers bounds the goroutines hashing (<= 0: GOMAXPROCS).
 	Workers int
+	// KeepReplica keeps the replica's nodes (tree R's leaves) in
+	// Sealed.Replica, for an update of the sector (Seal only).
+	KeepReplica bool
 }
 
 // TestParams returns deterministic sealing parameters for a test sector:
@@ -76,6 +79,8 @@ type Sealed struct {
 	CommRLast [32]byte
 	// C1 is the sector's Commit-1 output, ready for c1.Encode.
 	C1 *c1.SealCommitPhase1Output
+	// Replica is the replica's nodes when SealParams.KeepReplica asked.
+	Replica []merkle.Node
 }
 
 // MaxSealNodes is the largest sector (in 32-byte nodes) Seal builds in
@@ -215,9 +220,13 @@ func seal(ctx context.Context, p SealParams, hooks sealHooks) (*Sealed, error) {
 	if err != nil {
 		return nil, fail("tree R", err)
 	}
-	return finish(ctx, p, info, g, replicaID, commD, [32]byte(treeC.Root()), [32]byte(treeR.Root()), &fullView{
+	sealed, err := finish(ctx, p, info, g, replicaID, commD, [32]byte(treeC.Root()), [32]byte(treeR.Root()), &fullView{
 		layers: labels, treeD: treeD, treeC: treeC, treeR: treeR,
 	})
+	if err == nil && p.KeepReplica {
+		sealed.Replica = replica
+	}
+	return sealed, err
 }
 
 // fullView reads a fully sealed sector.

@@ -8,6 +8,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/filecoin/merkle"
+	"github.com/c2flow/c2flow/filecoin/seal"
 )
 
 // Replica is an updated sector in memory: the old replica's tree R, the
@@ -146,4 +147,21 @@ func (r *Replica) Witness(k int) (*circuit.UpdateWitness, error) {
 		return nil, err
 	}
 	return p.Witness(r.Shape, k, r.Public())
+}
+
+// UpdateSealed encodes dataNew into a sealed sector's replica (sealed
+// with seal.SealParams.KeepReplica): the test updater over a real
+// committed-capacity replica, whose comm_r_old is the sector's comm_r.
+func UpdateSealed(s circuit.UpdateShape, h int, sealed *seal.Sealed, dataNew []merkle.Node) (*Replica, error) {
+	if sealed.Replica == nil {
+		return nil, fmt.Errorf("update sector %d: the sealed replica was not kept", sealed.Public.SectorID)
+	}
+	r, err := Encode(s, h, sealed.Replica, merkle.Node(sealed.CommC), dataNew)
+	if err != nil {
+		return nil, fmt.Errorf("update sector %d: %w", sealed.Public.SectorID, err)
+	}
+	if merkle.Node(hash.ElementToLE(r.CommROld)) != merkle.Node(sealed.Public.CommR) {
+		return nil, fmt.Errorf("update sector %d: comm_r_old %x is not the sector's comm_r %x", sealed.Public.SectorID, hash.ElementToLE(r.CommROld), sealed.Public.CommR)
+	}
+	return r, nil
 }

@@ -1,6 +1,7 @@
 package update
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,7 +11,9 @@ import (
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/filecoin/merkle"
+	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/seal"
 )
 
 // testReplica encodes random new data into a random old replica of a
@@ -112,5 +115,53 @@ func TestTamperedUpdateUnsatisfied(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.HasSuffix(ue.Path, tc.where) {
 			t.Errorf("%s: %v, want the first unsatisfied constraint to be %q", tc.name, err, tc.where)
 		}
+	}
+}
+
+// The test updater over a really sealed committed-capacity 2KiB sector
+// (StackedDrg2KiBV1_1, filecoin/seal): its comm_r_old is the sector's
+// comm_r, its vanilla proof verifies and its witness satisfies the
+// circuit.
+func TestUpdateSealedCC(t *testing.T) {
+	p := seal.TestParams(proofs.StackedDrg2KiBV1_1, [32]byte{1}, 7)
+	p.CC, p.KeepReplica = true, true
+	sealed, err := seal.Seal(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := circuit.UpdateShapeOf(2 << 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newXorShift(testSeed)
+	data := make([]merkle.Node, s.SectorNodes)
+	for i := range data {
+		data[i] = merkle.Node(hash.ElementToLE(randomFr(r)))
+	}
+	rep, err := UpdateSealed(s, s.HDefault(), sealed, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := rep.PartitionProof(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.Verify(s, 0, rep.Public()); err != nil {
+		t.Fatal(err)
+	}
+	w, err := pp.Witness(s, 0, rep.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := synthesize(t, s, w); err != nil {
+		t.Fatal(err)
+	}
+	p.KeepReplica = false
+	other, err := seal.Seal(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UpdateSealed(s, s.HDefault(), other, data); err == nil || !strings.Contains(err.Error(), "not kept") {
+		t.Errorf("an update of a sealed sector without its replica: %v", err)
 	}
 }

@@ -29,6 +29,12 @@ func Write(path string, write func(io.Writer) error) error {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	// CreateTemp makes the file 0600; what c2flow writes (C1s, proofs,
+	// parameters) is for other processes too, as os.WriteFile's 0644.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
