@@ -126,3 +126,17 @@ func CID(c [32]byte, k Kind) []byte {
 func String(c [32]byte, k Kind) string {
 	return "b" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(CID(c, k)))
 }
+
+// ParseString is Parse of a CID string as go-cid prints it (multibase
+// base32, "b" then lowercase, unpadded).
+func ParseString(s string, k Kind) ([32]byte, error) {
+	rest, ok := strings.CutPrefix(s, "b")
+	if !ok {
+		return [32]byte{}, fmt.Errorf("%s %q: not a base32 multibase CID: %w", k, s, ErrNotCommitment)
+	}
+	b, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(rest))
+	if err != nil {
+		return [32]byte{}, fmt.Errorf("%s %q: %v: %w", k, s, err, ErrNotCommitment)
+	}
+	return Parse(b, k)
+}

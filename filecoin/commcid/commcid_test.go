@@ -49,7 +49,7 @@ func TestUpstreamCIDs(t *testing.T) {
 			t.Fatalf("no %s vector in go-fil-commcid's test", name)
 		}
 		b := cidBytes(t, m[1])
-		got, err := Parse(b, Unsealed)
+		got, err := ParseString(m[1], Unsealed)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -3,13 +3,12 @@ package merkle
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base32"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"github.com/c2flow/c2flow/filecoin/commcid"
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/hash"
@@ -92,31 +91,6 @@ type postPublic struct {
 	}
 }
 
-// commRFromCID decodes a CIDv1 string (multibase base32 "b", codec
-// fil-commitment-sealed 0xf102, multihash poseidon-bls12_381-a2-fc1 0xb401
-// of 32 bytes) into comm_r, as go-fil-commcid's CIDToReplicaCommitmentV1.
-func commRFromCID(s string) (Node, error) {
-	if !strings.HasPrefix(s, "b") {
-		return Node{}, fmt.Errorf("cid %q: not multibase base32", s)
-	}
-	raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(s[1:]))
-	if err != nil {
-		return Node{}, fmt.Errorf("cid %q: %w", s, err)
-	}
-	var vals [4]uint64
-	for i := range vals {
-		v, n := binary.Uvarint(raw)
-		if n <= 0 {
-			return Node{}, fmt.Errorf("cid %q: bad varint %d", s, i)
-		}
-		vals[i], raw = v, raw[n:]
-	}
-	if vals != [4]uint64{1, 0xf102, 0xb401, 32} || len(raw) != 32 {
-		return Node{}, fmt.Errorf("cid %q: header %x, %d digest bytes", s, vals, len(raw))
-	}
-	return Node(raw), nil
-}
-
 // windowPoStChallenge is rust-fil-proofs storage-proofs-post
 // fallback/vanilla.rs generate_leaf_challenge: the first 8 bytes, little
 // endian, of SHA-256(randomness || sector_id LE || challenge_index LE),
@@ -161,7 +135,8 @@ func TestWindowPoStVanillaProof(t *testing.T) {
 	if len(pub.ChallengedSectors) != 1 || pub.ChallengedSectors[0].SectorNumber != vp.sectorID {
 		t.Fatalf("public sectors %+v, proof sector %d", pub.ChallengedSectors, vp.sectorID)
 	}
-	commR, err := commRFromCID(pub.ChallengedSectors[0].SealedCID["/"])
+	cr, err := commcid.ParseString(pub.ChallengedSectors[0].SealedCID["/"], commcid.Sealed)
+	commR := Node(cr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,10 @@ package lab
 
 import (
 	"context"
-	"encoding/base32"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/circuit"
@@ -38,11 +36,7 @@ func TestUpdateCommand(t *testing.T) {
 	}
 	fromCID := func(s string, k commcid.Kind) [32]byte {
 		t.Helper()
-		raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(strings.TrimPrefix(s, "b")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := commcid.Parse(raw, k)
+		c, err := commcid.ParseString(s, k)
 		if err != nil {
 			t.Fatal(err)
 		}
