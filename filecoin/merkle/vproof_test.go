@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/c2flow/c2flow/filecoin/commcid"
 	"testing"
 
+	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/internal/upstreamdata"
 )
