@@ -3,12 +3,13 @@ package lab
 import (
 	"context"
 	"encoding/hex"
-	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
-	"github.com/c2flow/c2flow/scheme"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // Submission identifies a Filecoin C1 by its prover and sector (the
