@@ -9,6 +9,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/internal/units"
 )
 
@@ -66,6 +67,8 @@ func WriteUpdateInfo(w io.Writer, proof string) error {
 		fmt.Fprintf(tw, "update proof\t%s (id %d, api %v)\n", info.Name, int64(info.Proof), info.APIVersion)
 		fmt.Fprintf(tw, "sector\t%s, %d nodes, tree R %d-%d-%d\n", units.Bytes(info.SectorSize), s.SectorNodes, s.Tree.Base, s.Tree.Sub, s.Tree.Top)
 		fmt.Fprintf(tw, "partitions\t%d x %d challenges, h in %v (default %d), %d apex leaves\n", s.Partitions(), s.Challenges(), s.Hs(), s.HDefault(), s.ApexLeaves())
+		params, _ := update.ParamsFiles(update.CacheID(s))
+		fmt.Fprintf(tw, "parameters\t%s (and .vk)\n", params)
 	})
 }
 
