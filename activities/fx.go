@@ -38,11 +38,10 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 	if err != nil {
 		return Deps{}, err
 	}
-	schemes := scheme.Set{
+	schemes := append(scheme.Set{
 		testscheme.New(params.Cache{Local: params.DirStore{Root: cfg.ParamsDir}, Remote: store},
 			testscheme.WithEarlyG2(cfg.EarlyG2), testscheme.WithLogger(cfg.Log)),
-		c2.New(filecoinParams(&cfg, store), cfg.Log),
-	}
+	}, c2.Schemes(filecoinParams(&cfg, store), cfg.Log)...)
 	budget, err := budgetFor(ctx, schemes, &cfg)
 	if err != nil {
 		return Deps{}, err

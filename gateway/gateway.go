@@ -6,7 +6,9 @@
 // already proved gets its stored proof back, checked, without being proved
 // again. The gateway keeps no state of its own (Temporal and S3 hold it),
 // so any number of gateways can serve one fleet and a restart loses
-// nothing. The kinds c2flow does not prove (SnapDeals, WindowPoSt,
+// nothing. SnapDeals updates (SNAP_DEALS_UPDATE) are proved the same way,
+// keyed by (prover, sector, digest of the update input: vanilla proofs
+// and commitments). The kinds c2flow does not prove (WindowPoSt,
 // WinningPoSt) are passed unchanged to another cuzk-protocol server
 // (Config.Forward), or refused at once with codes.Unimplemented.
 package gateway
@@ -39,10 +41,10 @@ type Config struct {
 	// Namespace is Temporal's namespace of the client ("": default).
 	Namespace string
 	Store     *storage.Store
-	// Scheme decodes stored C1s and verifies every proof before it is
-	// returned: the Filecoin scheme over the published verifying keys
-	// (filecoin/c2.Scheme with the store as its Remote).
-	Scheme scheme.Scheme
+	// Schemes decode stored inputs and verify every proof before it is
+	// returned: Filecoin's seal and update schemes over the published
+	// verifying keys (filecoin/c2.Schemes with the store as its Remote).
+	Schemes scheme.Set
 	// Forward, when set, receives the requests of the kinds c2flow does not
 	// prove, unchanged; nil refuses them.
 	Forward cuzkpb.ProvingEngineClient
@@ -108,8 +110,8 @@ const forwardedPrefix = "fwd:"
 // SubmitProof starts a job and returns its id at once.
 func (s *Server) SubmitProof(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.SubmitProofResponse, error) {
 	switch req.GetProofKind() {
-	case cuzkpb.ProofKind_POREP_SEAL_COMMIT:
-		j, err := s.startPoRep(ctx, req)
+	case cuzkpb.ProofKind_POREP_SEAL_COMMIT, cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
+		j, err := s.start(ctx, req)
 		if err != nil {
 			var bad *badRequest
 			if errors.As(err, &bad) {
@@ -142,9 +144,9 @@ func (s *Server) Prove(ctx context.Context, req *cuzkpb.ProveRequest) (*cuzkpb.P
 		return nil, status.Error(codes.InvalidArgument, "ProveRequest has no submit")
 	}
 	switch sub.GetProofKind() {
-	case cuzkpb.ProofKind_POREP_SEAL_COMMIT:
+	case cuzkpb.ProofKind_POREP_SEAL_COMMIT, cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
 		t0 := time.Now()
-		res, err := s.provePoRep(ctx, sub)
+		res, err := s.prove(ctx, sub)
 		if err != nil {
 			return nil, grpcError(err)
 		}
@@ -236,17 +238,17 @@ func (s *Server) EvictSRS(ctx context.Context, req *cuzkpb.EvictSrsRequest) (*cu
 }
 
 // forwardsCircuit says whether a cuzk circuit id (porep-32g, wpost-32g,
-// winning-32g, snap-32g) belongs to a forwarded kind and a --forward server
-// is set.
+// winning-32g, snap-32g) belongs to a forwarded kind (PoSt's) and a
+// --forward server is set.
 func (s *Server) forwardsCircuit(id string) bool {
-	return s.cfg.Forward != nil && !strings.HasPrefix(id, "porep-")
+	return s.cfg.Forward != nil && !strings.HasPrefix(id, "porep-") && !strings.HasPrefix(id, "snap-")
 }
 
 // forward returns the server that takes a kind c2flow does not prove, or
 // the Unimplemented error that names the kind and the flag.
 func (s *Server) forward(k cuzkpb.ProofKind) (cuzkpb.ProvingEngineClient, error) {
 	switch k {
-	case cuzkpb.ProofKind_SNAP_DEALS_UPDATE, cuzkpb.ProofKind_WINDOW_POST_PARTITION, cuzkpb.ProofKind_WINNING_POST:
+	case cuzkpb.ProofKind_WINDOW_POST_PARTITION, cuzkpb.ProofKind_WINNING_POST:
 	default:
 		return nil, status.Errorf(codes.InvalidArgument, "invalid proof_kind %d", int32(k))
 	}
@@ -259,10 +261,10 @@ func (s *Server) forward(k cuzkpb.ProofKind) (cuzkpb.ProvingEngineClient, error)
 	return s.cfg.Forward, nil
 }
 
-// provePoRep is Prove of a PoRep C2: a bad request is a FAILED result
-// naming the fault (what Curio reads), anything else an error.
-func (s *Server) provePoRep(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.AwaitProofResponse, error) {
-	j, err := s.startPoRep(ctx, req)
+// prove is Prove of a kind c2flow proves: a bad request is a FAILED
+// result naming the fault (what Curio reads), anything else an error.
+func (s *Server) prove(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.AwaitProofResponse, error) {
+	j, err := s.start(ctx, req)
 	var bad *badRequest
 	switch {
 	case errors.As(err, &bad):

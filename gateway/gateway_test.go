@@ -91,11 +91,21 @@ func TestListen(t *testing.T) {
 }
 
 // Without --forward the kinds c2flow does not prove are refused at once,
-// naming the kind and the flag; an unknown kind is an invalid argument.
+// naming the kind and the flag; an unknown kind is an invalid argument. A
+// SnapDeals request is c2flow's own: a malformed one is a FAILED result
+// naming its fault, never Unimplemented.
 func TestRefusedKinds(t *testing.T) {
 	s := New(Config{})
 	ctx := context.Background()
-	for _, k := range []cuzkpb.ProofKind{cuzkpb.ProofKind_SNAP_DEALS_UPDATE, cuzkpb.ProofKind_WINDOW_POST_PARTITION, cuzkpb.ProofKind_WINNING_POST} {
+	snap, err := s.Prove(ctx, &cuzkpb.ProveRequest{Submit: &cuzkpb.SubmitProofRequest{ProofKind: cuzkpb.ProofKind_SNAP_DEALS_UPDATE, RegisteredProof: 3}})
+	if err != nil || snap.GetResult().GetStatus() != cuzkpb.AwaitProofResponse_FAILED || !strings.Contains(snap.GetResult().GetErrorMessage(), "no vanilla_proofs") {
+		t.Errorf("Prove(SNAP_DEALS_UPDATE) without vanilla proofs: %v, %v", snap, err)
+	}
+	snap, err = s.Prove(ctx, &cuzkpb.ProveRequest{Submit: &cuzkpb.SubmitProofRequest{ProofKind: cuzkpb.ProofKind_SNAP_DEALS_UPDATE, RegisteredProof: 9}})
+	if err != nil || !strings.Contains(snap.GetResult().GetErrorMessage(), "registered update proof 9") {
+		t.Errorf("Prove(SNAP_DEALS_UPDATE) of registered proof 9: %v, %v", snap, err)
+	}
+	for _, k := range []cuzkpb.ProofKind{cuzkpb.ProofKind_WINDOW_POST_PARTITION, cuzkpb.ProofKind_WINNING_POST} {
 		_, err := s.Prove(ctx, &cuzkpb.ProveRequest{Submit: &cuzkpb.SubmitProofRequest{ProofKind: k}})
 		if status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), k.String()) || !strings.Contains(err.Error(), "--forward") {
 			t.Errorf("Prove(%v): %v", k, err)

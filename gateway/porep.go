@@ -24,15 +24,24 @@ import (
 	"github.com/c2flow/c2flow/storage"
 )
 
-// porepJob is a PoRep C2 job: one sector identity and its proof. Its id
-// names both, so that any gateway can await or cancel it with nothing but
-// Temporal and S3: porep/<proof>/<prover hex>/<sector>/<C1 digest hex>.
+// porepJob is a job of a kind c2flow proves (a PoRep C2, a SnapDeals
+// update): one sector identity and its proof. Its id names both, so that
+// any gateway can await or cancel it with nothing but Temporal and S3:
+// <kind>/<proof>/<prover hex>/<sector>/<input digest hex>, kind "porep" or
+// "snap".
 type porepJob struct {
+	kind     string
 	ref      job.SectorRef // Profile is the proof
 	priority int           // c2flow's 1 (most urgent) to 5; 0: 3
 }
 
-func (j porepJob) id() string { return "porep/" + j.ref.Profile + "/" + j.ref.Identity() }
+// The job id kinds.
+const (
+	kindPoRep = "porep"
+	kindSnap  = "snap"
+)
+
+func (j porepJob) id() string { return j.kind + "/" + j.ref.Profile + "/" + j.ref.Identity() }
 
 // batchID is the job's batch: derived from the sector's identity, so every
 // request for it, from any gateway (or `c2flow submit` of the same C1),
@@ -42,8 +51,8 @@ func (j porepJob) batchID() string { return batch.ID([]job.SectorRef{j.ref}) }
 // parseJobID reads a porep job id.
 func parseJobID(id string) (porepJob, error) {
 	parts := strings.Split(id, "/")
-	if len(parts) != 5 || parts[0] != "porep" {
-		return porepJob{}, fmt.Errorf("job id %q: not a c2flow job id (porep/<proof>/<prover>/<sector>/<C1 digest>, or fwd:<id> for a forwarded job)", id)
+	if len(parts) != 5 || (parts[0] != kindPoRep && parts[0] != kindSnap) {
+		return porepJob{}, fmt.Errorf("job id %q: not a c2flow job id (porep/<proof>/<prover>/<sector>/<C1 digest>, snap/<update proof>/<prover>/<sector>/<input digest>, or fwd:<id> for a forwarded job)", id)
 	}
 	sector, err := strconv.ParseUint(parts[3], 10, 64)
 	if err != nil {
@@ -54,7 +63,7 @@ func parseJobID(id string) (porepJob, error) {
 			return porepJob{}, fmt.Errorf("job id %q: %s is not 32 bytes of hex", id, h.what)
 		}
 	}
-	return porepJob{ref: job.SectorRef{ProverID: parts[2], SectorID: sector, C1Digest: parts[4], Profile: parts[1]}}, nil
+	return porepJob{kind: parts[0], ref: job.SectorRef{ProverID: parts[2], SectorID: sector, C1Digest: parts[4], Profile: parts[1]}}, nil
 }
 
 // badRequest marks an error that is the request's fault: a FAILED result
@@ -64,30 +73,47 @@ type badRequest struct{ err error }
 func (e *badRequest) Error() string { return e.err.Error() }
 func (e *badRequest) Unwrap() error { return e.err }
 
-// startPoRep checks a PoRep request (intake.Curio: the identity and native
-// checks `c2flow submit` runs), uploads its C1 content-addressed and starts
-// the sector's batch, or joins it if it runs. Nothing is stored for a bad
-// request.
-func (s *Server) startPoRep(ctx context.Context, req *cuzkpb.SubmitProofRequest) (porepJob, error) {
+// start checks a request of a kind c2flow proves (intake.Curio or
+// intake.CurioUpdate: the identity and native checks `c2flow submit`
+// runs), uploads its input content-addressed and starts the sector's
+// batch, or joins it if it runs. Nothing is stored for a bad request.
+func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest) (porepJob, error) {
 	s.metrics.request(req.GetProofKind())
-	ref, err := intake.Curio(ctx, intake.CurioRequest{Envelope: req.GetVanillaProof(), MinerID: req.GetMinerId(),
-		SectorNumber: req.GetSectorNumber(), RegisteredProof: req.GetRegisteredProof(), SectorSize: req.GetSectorSize()})
+	var (
+		ref  job.SectorRef
+		raw  []byte
+		kind string
+		err  error
+	)
+	switch req.GetProofKind() {
+	case cuzkpb.ProofKind_POREP_SEAL_COMMIT:
+		kind, raw = kindPoRep, req.GetVanillaProof()
+		ref, err = intake.Curio(ctx, intake.CurioRequest{Envelope: raw, MinerID: req.GetMinerId(),
+			SectorNumber: req.GetSectorNumber(), RegisteredProof: req.GetRegisteredProof(), SectorSize: req.GetSectorSize()})
+	case cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
+		kind = kindSnap
+		ref, raw, err = intake.CurioUpdate(ctx, s.cfg.Schemes, intake.CurioUpdateRequest{Vanilla: req.GetVanillaProofs(), Envelope: req.GetVanillaProof(),
+			MinerID: req.GetMinerId(), SectorNumber: req.GetSectorNumber(), RegisteredProof: req.GetRegisteredProof(), SectorSize: req.GetSectorSize(),
+			CommROld: req.GetCommROld(), CommRNew: req.GetCommRNew(), CommDNew: req.GetCommDNew()})
+	default:
+		return porepJob{}, status.Errorf(codes.InvalidArgument, "invalid proof_kind %d", int32(req.GetProofKind()))
+	}
 	if err != nil {
 		if errors.Is(err, intake.ErrBadRequest) {
-			s.log.Warn("cuzk PoRep request refused", "request_id", req.GetRequestId(), "miner", req.GetMinerId(), "sector", req.GetSectorNumber(), "error", err)
+			s.log.Warn("cuzk request refused", "kind", req.GetProofKind().String(), "request_id", req.GetRequestId(), "miner", req.GetMinerId(), "sector", req.GetSectorNumber(), "error", err)
 			return porepJob{}, &badRequest{fmt.Errorf("c2flow: %w", err)}
 		}
 		return porepJob{}, err
 	}
-	j := porepJob{ref: ref, priority: priority(req.GetPriority(), req.GetProofKind())}
+	j := porepJob{kind: kind, ref: ref, priority: priority(req.GetPriority(), req.GetProofKind())}
 	s.noteRequestID(ctx, req.GetRequestId(), j)
-	if err := intake.Upload(ctx, s.cfg.Store, ref, req.GetVanillaProof()); err != nil {
-		return porepJob{}, status.Errorf(codes.Unavailable, "c2flow: upload the C1 of job %s: %v", j.id(), err)
+	if err := intake.Upload(ctx, s.cfg.Store, ref, raw); err != nil {
+		return porepJob{}, status.Errorf(codes.Unavailable, "c2flow: upload the input of job %s: %v", j.id(), err)
 	}
 	if err := s.submit(ctx, j); err != nil {
 		return porepJob{}, err
 	}
-	s.log.Info("cuzk PoRep job", "request_id", req.GetRequestId(), "job", j.id(), "batch", j.batchID(), "miner", req.GetMinerId(), "sector", ref.SectorID)
+	s.log.Info("cuzk job", "kind", req.GetProofKind().String(), "request_id", req.GetRequestId(), "job", j.id(), "batch", j.batchID(), "miner", req.GetMinerId(), "sector", ref.SectorID)
 	return j, nil
 }
 
@@ -262,8 +288,8 @@ func userError(e string) string {
 	return e
 }
 
-// completed reads the job's stored C2 and returns it once it verifies
-// against the sector's C1 under the proof's verifying key, with the
+// completed reads the job's stored proof and returns it once it verifies
+// against the sector's input under the proof's verifying key, with the
 // pipeline's recorded times: the sums over partitions of the device-queue
 // wait, synthesis and device phase, and the sector's wall time (sr, when
 // known; else the sum of the partitions' phases).
@@ -276,7 +302,11 @@ func (s *Server) completed(ctx context.Context, j porepJob, sr *job.SectorResult
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.cfg.Scheme.Verifier(ctx, sec.Proof())
+	sc, err := s.cfg.Schemes.For(sec.Proof())
+	if err != nil {
+		return nil, err
+	}
+	v, err := sc.Verifier(ctx, sec.Proof())
 	if err != nil {
 		return nil, fmt.Errorf("verifying key of %s: %w", sec.Proof(), err)
 	}
@@ -298,10 +328,14 @@ func (s *Server) completed(ctx context.Context, j porepJob, sr *job.SectorResult
 	return r, nil
 }
 
-// sector reads and decodes the job's C1 from S3 (its digest checked, its
-// size bounded by the proof's C1 bound first).
+// sector reads and decodes the job's input (C1, update input) from S3 (its
+// digest checked, its size bounded by the proof's bound first).
 func (s *Server) sector(ctx context.Context, ref job.SectorRef) (scheme.Sector, error) {
-	limit, err := s.cfg.Scheme.MaxC1Bytes(ref.Profile)
+	sc, err := s.cfg.Schemes.For(ref.Profile)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := sc.MaxC1Bytes(ref.Profile)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +350,7 @@ func (s *Server) sector(ctx context.Context, ref job.SectorRef) (scheme.Sector, 
 	if err != nil {
 		return nil, err
 	}
-	return s.cfg.Scheme.Decode(raw, ref)
+	return sc.Decode(raw, ref)
 }
 
 // cancel cancels the job's batch (its sector's proving; what was stored

@@ -8,9 +8,12 @@ import (
 
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // ErrBadRequest is wrapped by every error of Curio that is the request's
@@ -104,4 +107,101 @@ func curio(ctx context.Context, r CurioRequest) (job.SectorRef, error) {
 	ref := job.NewSectorRef(pub.ProverID, r.SectorNumber, r.Envelope)
 	ref.Profile = info.Name
 	return ref, nil
+}
+
+// CurioUpdateRequest is what a cuzk SNAP_DEALS_UPDATE request says of its
+// sector (curio lib/ffi/cuzk_funcs.go ProveUpdateCuzk).
+type CurioUpdateRequest struct {
+	// Vanilla is vanilla_proofs: one bincode PartitionProof a partition,
+	// as Curio reads them from its snap-vproof.json.
+	Vanilla [][]byte
+	// Envelope is vanilla_proof: accepted in Vanilla's place when that is
+	// empty, holding the snap-vproof.json itself (a JSON array of base64
+	// strings).
+	Envelope        []byte
+	MinerID         uint64
+	SectorNumber    uint64
+	RegisteredProof uint64 // abi.RegisteredUpdateProof
+	SectorSize      uint64 // 0: not given
+	// The commitments: 32 raw bytes (what ProveUpdateCuzk sends) or CID
+	// bytes (what the proto's first callers sent), told apart by length
+	// and CID prefix (commcid.Parse).
+	CommROld, CommRNew, CommDNew []byte
+}
+
+// CurioUpdate identifies the sector of a cuzk SnapDeals request and
+// returns the UpdateInput c2flow proves it from: registered_proof and
+// sector_size must agree, the vanilla proofs are bounded by the proof's
+// input size before they are decoded, one per partition, and every
+// partition must verify natively against the commitments. The input is
+// built the same way whatever form the commitments came in, so a request
+// sent with CIDs and one with raw bytes name one sector identity. Every
+// error wraps ErrBadRequest, unless ctx ended.
+func CurioUpdate(ctx context.Context, set scheme.Set, r CurioUpdateRequest) (job.SectorRef, []byte, error) {
+	ref, raw, err := curioUpdate(ctx, set, r)
+	if err != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return ref, raw, err
+}
+
+func curioUpdate(ctx context.Context, set scheme.Set, r CurioUpdateRequest) (job.SectorRef, []byte, error) {
+	if r.RegisteredProof > math.MaxInt64 {
+		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d: not a registered update proof", r.RegisteredProof)
+	}
+	info, err := proofs.LookupUpdate(proofs.RegisteredUpdateProof(r.RegisteredProof))
+	if err != nil {
+		return job.SectorRef{}, nil, fmt.Errorf("registered_proof: %w", err)
+	}
+	if r.SectorSize != 0 && r.SectorSize != info.SectorSize {
+		return job.SectorRef{}, nil, fmt.Errorf("sector_size %d, but registered_proof %d (update %s) has %d-byte sectors", r.SectorSize, r.RegisteredProof, info.Name, info.SectorSize)
+	}
+	if err := seal.CheckSectorID(r.SectorNumber, "sector_number"); err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	limit, err := c2.MaxUpdateInputBytes(info)
+	if err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	size := int64(len(r.Envelope))
+	for _, v := range r.Vanilla {
+		size += int64(len(v))
+	}
+	if size > limit {
+		return job.SectorRef{}, nil, fmt.Errorf("the vanilla proofs are %d bytes, over the %d-byte bound of a %s update: not decoded", size, limit, info.Name)
+	}
+	in := &c2.UpdateInput{Proof: info, ProverID: proofs.ProverID(r.MinerID), SectorID: r.SectorNumber, Vanilla: r.Vanilla}
+	switch {
+	case len(r.Vanilla) > 0 && len(r.Envelope) > 0:
+		return job.SectorRef{}, nil, errors.New("both vanilla_proofs and vanilla_proof are set: a SnapDeals request sends its partitions' proofs in vanilla_proofs")
+	case len(r.Vanilla) == 0 && len(r.Envelope) > 0:
+		parts, err := update.DecodeCurioVanilla(r.Envelope)
+		if err != nil {
+			return job.SectorRef{}, nil, fmt.Errorf("vanilla_proof (Curio's snap-vproof.json): %w", err)
+		}
+		for _, p := range parts {
+			in.Vanilla = append(in.Vanilla, p.Bincode())
+		}
+	case len(r.Vanilla) == 0:
+		return job.SectorRef{}, nil, errors.New("no vanilla_proofs: a SnapDeals request sends one bincode PartitionProof a partition")
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+		k    commcid.Kind
+		dst  *[32]byte
+	}{{"comm_r_old", r.CommROld, commcid.Sealed, &in.CommROld}, {"comm_r_new", r.CommRNew, commcid.Sealed, &in.CommRNew}, {"comm_d_new", r.CommDNew, commcid.Unsealed, &in.CommDNew}} {
+		if *c.dst, err = commcid.Parse(c.b, c.k); err != nil {
+			return job.SectorRef{}, nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+	}
+	raw, err := in.Encode()
+	if err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	_, ref, err := set.Identify(ctx, "", raw, scheme.Hints{})
+	if err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	return ref, raw, nil
 }

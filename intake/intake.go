@@ -20,7 +20,7 @@ import (
 // Schemes are the schemes a C1 file may be of, for decoding and
 // identification only: no parameters are read.
 func Schemes() scheme.Set {
-	return scheme.Set{testscheme.New(nil), c2.New(c2.Params{}, nil)}
+	return append(scheme.Set{testscheme.New(nil)}, c2.Schemes(c2.Params{}, nil)...)
 }
 
 // Identify is `c2flow submit`'s batch.Identify: the scheme whose format

@@ -20,7 +20,7 @@ import (
 // keys are one circuit shape's loaded parameters, shared by the proofs of
 // that shape.
 type keys struct {
-	shape  circuit.Shape
+	key    string // spec.key
 	files  Files
 	dev    bool
 	counts Counts
@@ -122,8 +122,8 @@ func (c *Verifier) sector(s scheme.Sector) (*Sector, error) {
 	if !ok {
 		return nil, c.k.wrap(fmt.Errorf("filecoin circuit %s: not a Filecoin sector (%T)", c.info.Name, s))
 	}
-	if sh := circuit.ShapeOf(sec.info); sh != c.k.shape {
-		return nil, c.k.wrap(fmt.Errorf("filecoin circuit %s (%v): sector %d is a %s sector (%v)", c.info.Name, c.k.shape, sec.SectorID(), sec.info.Name, sh))
+	if sp := sealSpec(sec.info); sp.key != c.k.key {
+		return nil, c.k.wrap(fmt.Errorf("filecoin circuit %s (%s): sector %d is a %s sector (%s)", c.info.Name, c.k.key, sec.SectorID(), sec.info.Name, sp.key))
 	}
 	return sec, nil
 }
@@ -133,11 +133,8 @@ func (c *Circuit) partition(s scheme.Sector, k int) (*Sector, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	id := prover.PartitionID(sec.proverHex(), sec.SectorID(), k)
-	if k < 0 || k >= sec.Partitions() {
-		return nil, id, c.k.wrap(fmt.Errorf("partition %s: %s has %d partitions", id, sec.info.Name, sec.Partitions()))
-	}
-	return sec, id, nil
+	id, err := c.k.partition(sec, k)
+	return sec, id, err
 }
 
 // Synthesize implements scheme.Circuit: partition k of s (checked by
@@ -150,46 +147,13 @@ func (c *Circuit) Synthesize(ctx context.Context, s scheme.Sector, k int) (*prov
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	t0 := time.Now()
-	cs, w, err := circuit.FromC1(sec.c1, k)
-	if err != nil {
-		return nil, c.k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
-	}
-	n := c.k.counts
-	// The assignment's backing array holds the inputs, then the aux: the
-	// builder appends the aux in place and the inputs are copied in front,
-	// so the aux (4 GiB for a 32GiB partition) is never copied.
-	buf := make([]fr.Element, n.Inputs+n.Aux)
-	wit := r1cs.NewWitness(r1cs.WitnessOptions{ABC: true, InputsHint: n.Inputs, ConstraintsHint: n.Constraints})
-	wit.Aux = buf[n.Inputs:n.Inputs:len(buf)]
-	if err := circuit.Synthesize(wit, cs, w); err != nil {
-		return nil, c.k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
-	}
-	wit.AppendInputConstraints()
-	if err := wit.Err(); err != nil {
-		return nil, c.k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
-	}
-	if len(wit.Inputs) != n.Inputs || len(wit.Aux) != n.Aux || len(wit.A) != n.Constraints {
-		return nil, c.k.wrap(fmt.Errorf("synthesize %s: witness of %d inputs, %d aux, %d constraints; the circuit has %d, %d, %d",
-			id, len(wit.Inputs), len(wit.Aux), len(wit.A), n.Inputs, n.Aux, n.Constraints))
-	}
-	copy(buf, wit.Inputs)
-	pub, err := sec.PublicInputs(k)
-	if err != nil {
-		return nil, c.k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
-	}
-	for i := range pub {
-		if !pub[i].Equal(&buf[i+1]) {
-			return nil, c.k.wrap(fmt.Errorf("synthesize %s: input %d of the witness is not the one the sector's public data give", id, i+1))
+	return c.k.synthesize(ctx, sec, k, id, func(wit *r1cs.Witness) error {
+		cs, w, err := circuit.FromC1(sec.c1, k)
+		if err != nil {
+			return err
 		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return &prover.Solution{Partition: id, W: buf, A: wit.A, B: wit.B, C: wit.C, SynthTime: time.Since(t0)}, nil
+		return circuit.Synthesize(wit, cs, w)
+	})
 }
 
 // VerifyPartition implements scheme.Circuit: gnark's verifier with the
@@ -199,25 +163,13 @@ func (c *Circuit) VerifyPartition(s scheme.Sector, k int, proof *groth16bls.Proo
 	if err != nil {
 		return err
 	}
-	in, err := sec.PublicInputs(k)
-	if err != nil {
-		return c.k.wrap(fmt.Errorf("verify %s: %w", id, err))
-	}
-	if err := groth16bls.Verify(proof, c.k.gvk, in); err != nil {
-		return c.k.wrap(fmt.Errorf("verify %s: %w", id, err))
-	}
-	return nil
+	return c.k.verifyPartition(sec, k, id, proof)
 }
 
 // EncodePartition implements scheme.Circuit: Filecoin's 192-byte proof
 // (A, B, C compressed).
 func (c *Circuit) EncodePartition(proof *groth16bls.Proof) ([]byte, error) {
-	p, err := groth.ProofFromGnark(proof)
-	if err != nil {
-		return nil, c.k.wrap(err)
-	}
-	b := p.Bytes()
-	return b[:], nil
+	return c.k.encodePartition(proof)
 }
 
 // Assemble implements scheme.Verifier: the partitions' 192-byte proofs,
@@ -228,17 +180,7 @@ func (c *Verifier) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(parts) != sec.Partitions() {
-		return nil, c.k.wrap(fmt.Errorf("assemble sector %d: %d partition proofs, %s has %d", sec.SectorID(), len(parts), sec.info.Name, sec.Partitions()))
-	}
-	out := make([]byte, 0, len(parts)*groth.ProofSize)
-	for k, p := range parts {
-		if _, err := groth.DecodeProof(p); err != nil {
-			return nil, c.k.wrap(fmt.Errorf("assemble: partition %s: %w", prover.PartitionID(sec.proverHex(), sec.SectorID(), k), err))
-		}
-		out = append(out, p...)
-	}
-	return out, nil
+	return c.k.assemble(sec, parts)
 }
 
 // VerifyC2 implements scheme.Verifier: c2 must be exactly Partitions()
@@ -249,22 +191,132 @@ func (c *Verifier) VerifyC2(s scheme.Sector, c2 []byte) error {
 	if err != nil {
 		return err
 	}
+	return c.k.verifyProofs(sec, c2)
+}
+
+// proved is what proving and verifying a sector's partitions needs of it,
+// whichever Filecoin proof it is (a seal's Sector, an UpdateSector).
+type proved interface {
+	Partitions() int
+	// PublicInputs are partition k's public inputs, without ONE.
+	PublicInputs(k int) ([]fr.Element, error)
+	// partitionID names partition k in logs and errors.
+	partitionID(k int) string
+	// String names the sector in errors ("sector 5").
+	String() string
+}
+
+// partition checks k is one of sec's partitions and names it.
+func (k *keys) partition(sec proved, part int) (string, error) {
+	id := sec.partitionID(part)
+	if part < 0 || part >= sec.Partitions() {
+		return id, k.wrap(fmt.Errorf("partition %s: %s has %d partitions", id, sec, sec.Partitions()))
+	}
+	return id, nil
+}
+
+// synthesize solves partition part of sec, named id, by build into the
+// assignment (inputs, then aux) and a, b, c, bellperson's per-input
+// constraints appended; the counts must be the circuit's and the input
+// assignment sec's public inputs.
+func (k *keys) synthesize(ctx context.Context, sec proved, part int, id string, build func(*r1cs.Witness) error) (*prover.Solution, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	n := k.counts
+	// The assignment's backing array holds the inputs, then the aux: the
+	// builder appends the aux in place and the inputs are copied in front,
+	// so the aux (4 GiB for a 32GiB partition) is never copied.
+	buf := make([]fr.Element, n.Inputs+n.Aux)
+	wit := r1cs.NewWitness(r1cs.WitnessOptions{ABC: true, InputsHint: n.Inputs, ConstraintsHint: n.Constraints})
+	wit.Aux = buf[n.Inputs:n.Inputs:len(buf)]
+	if err := build(wit); err != nil {
+		return nil, k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
+	}
+	wit.AppendInputConstraints()
+	if err := wit.Err(); err != nil {
+		return nil, k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
+	}
+	if len(wit.Inputs) != n.Inputs || len(wit.Aux) != n.Aux || len(wit.A) != n.Constraints {
+		return nil, k.wrap(fmt.Errorf("synthesize %s: witness of %d inputs, %d aux, %d constraints; the circuit has %d, %d, %d",
+			id, len(wit.Inputs), len(wit.Aux), len(wit.A), n.Inputs, n.Aux, n.Constraints))
+	}
+	copy(buf, wit.Inputs)
+	pub, err := sec.PublicInputs(part)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
+	}
+	for i := range pub {
+		if !pub[i].Equal(&buf[i+1]) {
+			return nil, k.wrap(fmt.Errorf("synthesize %s: input %d of the witness is not the one the sector's public data give", id, i+1))
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &prover.Solution{Partition: id, W: buf, A: wit.A, B: wit.B, C: wit.C, SynthTime: time.Since(t0)}, nil
+}
+
+// verifyPartition is gnark's verifier with the verifying key and
+// partition part's public inputs from sec's public data.
+func (k *keys) verifyPartition(sec proved, part int, id string, proof *groth16bls.Proof) error {
+	in, err := sec.PublicInputs(part)
+	if err != nil {
+		return k.wrap(fmt.Errorf("verify %s: %w", id, err))
+	}
+	if err := groth16bls.Verify(proof, k.gvk, in); err != nil {
+		return k.wrap(fmt.Errorf("verify %s: %w", id, err))
+	}
+	return nil
+}
+
+// encodePartition is Filecoin's 192-byte proof (A, B, C compressed).
+func (k *keys) encodePartition(proof *groth16bls.Proof) ([]byte, error) {
+	p, err := groth.ProofFromGnark(proof)
+	if err != nil {
+		return nil, k.wrap(err)
+	}
+	b := p.Bytes()
+	return b[:], nil
+}
+
+// assemble concatenates sec's partitions' 192-byte proofs in order, each
+// decoded first (points on the curve and in the subgroup).
+func (k *keys) assemble(sec proved, parts [][]byte) ([]byte, error) {
+	if len(parts) != sec.Partitions() {
+		return nil, k.wrap(fmt.Errorf("assemble %s: %d partition proofs, it has %d", sec, len(parts), sec.Partitions()))
+	}
+	out := make([]byte, 0, len(parts)*groth.ProofSize)
+	for i, p := range parts {
+		if _, err := groth.DecodeProof(p); err != nil {
+			return nil, k.wrap(fmt.Errorf("assemble: partition %s: %w", sec.partitionID(i), err))
+		}
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// verifyProofs checks sec's proof bytes: exactly Partitions() 192-byte
+// proofs, each verified with the verifying key (.vk) against its
+// partition's public inputs.
+func (k *keys) verifyProofs(sec proved, c2 []byte) error {
 	n := sec.Partitions()
 	if len(c2) != n*groth.ProofSize {
-		return c.k.wrap(fmt.Errorf("C2 of sector %d: %d bytes, %s's is %d (%d proofs of %d bytes)", sec.SectorID(), len(c2), sec.info.Name, n*groth.ProofSize, n, groth.ProofSize))
+		return k.wrap(fmt.Errorf("C2 of %s: %d bytes, its proof is %d (%d proofs of %d bytes)", sec, len(c2), n*groth.ProofSize, n, groth.ProofSize))
 	}
 	ps, err := groth.DecodeProofs(c2, n)
 	if err != nil {
-		return c.k.wrap(fmt.Errorf("C2 of sector %d: %w", sec.SectorID(), err))
+		return k.wrap(fmt.Errorf("C2 of %s: %w", sec, err))
 	}
 	inputs := make([][]fr.Element, n)
-	for k := range n {
-		if inputs[k], err = sec.PublicInputs(k); err != nil {
-			return c.k.wrap(fmt.Errorf("C2 of sector %d: %w", sec.SectorID(), err))
+	for i := range n {
+		if inputs[i], err = sec.PublicInputs(i); err != nil {
+			return k.wrap(fmt.Errorf("C2 of %s: %w", sec, err))
 		}
 	}
-	if err := c.k.pvk.VerifyPartitions(ps, inputs); err != nil {
-		return c.k.wrap(fmt.Errorf("C2 of sector %d does not verify with %s: %w", sec.SectorID(), c.k.files.VK, err))
+	if err := k.pvk.VerifyPartitions(ps, inputs); err != nil {
+		return k.wrap(fmt.Errorf("C2 of %s does not verify with %s: %w", sec, k.files.VK, err))
 	}
 	return nil
 }

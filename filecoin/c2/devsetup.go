@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/groth"
-	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/internal/flock"
@@ -34,10 +33,12 @@ knew. Proofs made with them verify only under these .vk files and are
 worthless on chain. Never use them for real sectors.
 `
 
-// DevSetup writes into dir a DEVELOPMENT SETUP of proofName's circuit in
+// DevSetup writes into dir a DEVELOPMENT SETUP of proofName's circuit (a
+// registered seal proof, or an update profile: UpdateProfile) in
 // Filecoin's format: a .params/.vk pair named as Filecoin names the
-// proof's pair (PairPrefix + "<shape>-sha256_hasher-dev<circuit digest
-// prefix>"), their digests added to dir's parameters.json and the
+// proof's pair up to its identifier, then "dev" and the circuit digest's
+// prefix (PairPrefix + "<shape>-sha256_hasher-dev<digest>" for a seal
+// proof), their digests added to dir's parameters.json and the
 // DevMarker file written, so that a Scheme over dir loads them (saying
 // DEVELOPMENT SETUP in every log line and error). The pair comes from
 // cache by circuit digest (groth.DevSetup: generated there when absent,
@@ -50,15 +51,15 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	info, err := proofs.ByName(proofName)
+	sp, err := specOf(proofName)
 	if err != nil {
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
-	log = log.With("proof", info.Name, "parameters", "DEVELOPMENT SETUP", "dir", dir)
-	switch info.SectorSize {
+	log = log.With("proof", sp.name, "parameters", "DEVELOPMENT SETUP", "dir", dir)
+	switch sp.sectorSize {
 	case 2 << 10, 8 << 20:
 	default:
-		return Files{}, fmt.Errorf("development setup of %s: only 2KiB and 8MiB proofs (a setup of a %d-byte sector's circuit needs tens to hundreds of GiB)", info.Name, info.SectorSize)
+		return Files{}, fmt.Errorf("development setup of %s: only 2KiB and 8MiB proofs (a setup of a %d-byte sector's circuit needs tens to hundreds of GiB)", sp.name, sp.sectorSize)
 	}
 	if cache.Dir == "" {
 		cache = DefaultSetupCache()
@@ -73,34 +74,34 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	defer unlock()
 
 	t0 := time.Now()
-	shape, err := recordShape(info)
+	shape, err := sp.record()
 	if err != nil {
-		return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", info.Name, err)
+		return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
 	}
 	digest, err := shape.Digest()
 	if err != nil {
-		return Files{}, fmt.Errorf("development setup of %s: %w", info.Name, err)
+		return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
 	}
-	base := PairPrefix + info.TreeR.String() + "-sha256_hasher-dev" + digest[:16]
+	base := sp.prefix + "dev" + digest[:16]
 	files := Files{Params: filepath.Join(dir, base+".params"), VK: filepath.Join(dir, base+".vk")}
 	jsonPath := filepath.Join(dir, ParametersJSON)
 	entries, err := readParametersFile(jsonPath)
 	if err != nil {
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
-	if devSetupDone(dir, files, entries, info.SectorSize) {
+	if devSetupDone(dir, files, entries, sp.sectorSize) {
 		log.Warn("DEVELOPMENT SETUP already in place", "params", files.Params)
 		return files, nil
 	}
 
 	cached, made, err := groth.DevSetup(ctx, cache, shape, digest, log)
 	if err != nil {
-		return Files{}, fmt.Errorf("development setup of %s: %w", info.Name, err)
+		return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
 	}
 	shape = nil
 	for _, f := range []struct{ from, to string }{{cached.Params, files.Params}, {cached.VK, files.VK}} {
 		if err := linkOrCopy(f.from, f.to); err != nil {
-			return Files{}, fmt.Errorf("development setup of %s: %w", info.Name, err)
+			return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
 		}
 	}
 	debug.FreeOSMemory()
@@ -110,9 +111,9 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	for _, path := range []string{files.Params, files.VK} {
 		sums, err := sumFile(ctx, path)
 		if err != nil {
-			return Files{}, fmt.Errorf("development setup of %s: %w", info.Name, err)
+			return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
 		}
-		entries[filepath.Base(path)] = groth.ParameterEntry{Digest: sums.filDig, SectorSize: info.SectorSize}
+		entries[filepath.Base(path)] = groth.ParameterEntry{Digest: sums.filDig, SectorSize: sp.sectorSize}
 	}
 	b, err := json.MarshalIndent(entries, "", "  ")
 	if err != nil {
@@ -193,6 +194,11 @@ type Publisher interface {
 // where hosts without the files find them. notes is told what a user
 // waits for.
 func (s *Scheme) EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
+	return s.ensureKeys(ctx, proof, dev, notes)
+}
+
+// ensureKeys is EnsureKeys of a seal proof or an update profile.
+func (s *keyring) ensureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
 	if !dev {
 		return nil
 	}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/groth"
-	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -195,7 +194,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // checkSums returns the digests of the pair's files, checked against
 // parameters.json's where it lists them.
-func (s *Scheme) checkSums(ctx context.Context, loc *located) (pSums, vSums fileSums, err error) {
+func (s *keyring) checkSums(ctx context.Context, loc *located) (pSums, vSums fileSums, err error) {
 	for _, f := range []struct {
 		path, want string
 		dst        *fileSums
@@ -213,13 +212,13 @@ func (s *Scheme) checkSums(ctx context.Context, loc *located) (pSums, vSums file
 	return pSums, vSums, nil
 }
 
-// locate finds info's parameter pair: the one parameters.json lists for
-// the proof's tree shape and sector size (downloaded from the Remote
-// where Dir lacks it), else, in a development setup, the one in Dir whose
-// .vk has numInputs IC points. With vkOnly only the .vk need be present
+// locate finds sp's parameter pair: the one parameters.json lists under
+// sp's name prefix and sector size (downloaded from the Remote where Dir
+// lacks it), else, in a development setup, the one in Dir whose .vk has
+// sp's IC points. With vkOnly only the .vk need be present
 // (and is the only file downloaded) where the pair is given or listed. A
 // missing pair wraps scheme.ErrNoKeys.
-func (s *Scheme) locate(ctx context.Context, info *proofs.SealProofInfo, numInputs int, vkOnly bool) (*located, error) {
+func (s *keyring) locate(ctx context.Context, sp *spec, vkOnly bool) (*located, error) {
 	need := func(f Files) []string {
 		if vkOnly {
 			return []string{f.VK}
@@ -229,7 +228,7 @@ func (s *Scheme) locate(ctx context.Context, info *proofs.SealProofInfo, numInpu
 	if p := s.params.Pair; p != nil {
 		for _, f := range need(*p) {
 			if _, err := os.Stat(f); err != nil {
-				return nil, fmt.Errorf("%s parameters: %w: %w", info.Name, err, scheme.ErrNoKeys)
+				return nil, fmt.Errorf("%s parameters: %w: %w", sp.name, err, scheme.ErrNoKeys)
 			}
 		}
 		return &located{Files: *p}, nil
@@ -241,14 +240,14 @@ func (s *Scheme) locate(ctx context.Context, info *proofs.SealProofInfo, numInpu
 	}
 	_, err = os.Stat(filepath.Join(dir, DevMarker))
 	dev := err == nil
-	want := PairPrefix + info.TreeR.String() + "-sha256_hasher-"
+	want := sp.prefix
 	var listed []string
 	for name, e := range m {
 		base, ok := strings.CutSuffix(name, ".vk")
-		if !ok || !strings.HasPrefix(name, want) || e.SectorSize != info.SectorSize {
+		if !ok || !strings.HasPrefix(name, want) || e.SectorSize != sp.sectorSize {
 			continue
 		}
-		if pe, ok := m[base+".params"]; ok && pe.SectorSize == info.SectorSize {
+		if pe, ok := m[base+".params"]; ok && pe.SectorSize == sp.sectorSize {
 			listed = append(listed, base)
 		}
 	}
@@ -268,26 +267,26 @@ func (s *Scheme) locate(ctx context.Context, info *proofs.SealProofInfo, numInpu
 		}
 		for _, f := range files {
 			if err := s.ensure(ctx, f.path, f.want, log); err != nil {
-				return nil, fmt.Errorf("%s parameters: %w", info.Name, err)
+				return nil, fmt.Errorf("%s parameters: %w", sp.name, err)
 			}
 		}
 		return loc, nil
 	case 0:
 	default:
-		return nil, fmt.Errorf("%s parameters: %s lists %d pairs for tree shape %s and sector size %d (%s): one is needed: %w",
-			info.Name, mdesc, len(listed), info.TreeR, info.SectorSize, strings.Join(listed, ", "), ErrBadParams)
+		return nil, fmt.Errorf("%s parameters: %s lists %d pairs named %s<id> for sector size %d (%s): one is needed: %w",
+			sp.name, mdesc, len(listed), sp.prefix, sp.sectorSize, strings.Join(listed, ", "), ErrBadParams)
 	}
-	pair, err := findParamsPair(dir, *info, numInputs)
+	pair, err := findParamsPair(dir, sp)
 	if err != nil {
 		remote := ""
 		if s.params.Remote != nil {
 			remote = "; the remote storage has none either"
 		}
-		return nil, fmt.Errorf("%s parameters: %w (no entry for sector size %d in %s%s): %w", info.Name, err, info.SectorSize, mdesc, remote, scheme.ErrNoKeys)
+		return nil, fmt.Errorf("%s parameters: %w (no entry for sector size %d in %s%s): %w", sp.name, err, sp.sectorSize, mdesc, remote, scheme.ErrNoKeys)
 	}
 	if !dev {
 		return nil, fmt.Errorf("%s parameters: %s and %s fit, but they have no entry in %s, so their digests cannot be checked, and %s is not a development setup (no %s file): put Filecoin's %s (lotus build/proof-params/%s) in %s: %w",
-			info.Name, filepath.Base(pair.params), filepath.Base(pair.vk), mdesc, dir, DevMarker, ParametersJSON, ParametersJSON, dir, scheme.ErrNoKeys)
+			sp.name, filepath.Base(pair.params), filepath.Base(pair.vk), mdesc, dir, DevMarker, ParametersJSON, ParametersJSON, dir, scheme.ErrNoKeys)
 	}
 	return &located{Files: Files{Params: pair.params, VK: pair.vk}, dev: true}, nil
 }
@@ -296,7 +295,7 @@ func (s *Scheme) locate(ctx context.Context, info *proofs.SealProofInfo, numInpu
 // development marker, if the remote has one) when dir lacks it and a
 // Remote is set. A missing file is an empty map; desc says where it was
 // looked for.
-func (s *Scheme) parametersJSON(ctx context.Context, dir string) (map[string]groth.ParameterEntry, string, error) {
+func (s *keyring) parametersJSON(ctx context.Context, dir string) (map[string]groth.ParameterEntry, string, error) {
 	path := filepath.Join(dir, ParametersJSON)
 	desc := path
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && s.params.Remote != nil {
@@ -333,7 +332,7 @@ func (s *Scheme) parametersJSON(ctx context.Context, dir string) (map[string]gro
 // ensure makes path (listed in parameters.json with digest want) present:
 // downloaded from the Remote when absent. A file that neither has wraps
 // scheme.ErrNoKeys.
-func (s *Scheme) ensure(ctx context.Context, path, want string, log *slog.Logger) error {
+func (s *keyring) ensure(ctx context.Context, path, want string, log *slog.Logger) error {
 	_, err := os.Stat(path)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -359,7 +358,7 @@ func (s *Scheme) ensure(ctx context.Context, path, want string, log *slog.Logger
 // file renamed into place, checked against the parameters.json digest
 // want when given; more than max bytes (max > 0) is an error. A key the
 // remote lacks is an error wrapping fs.ErrNotExist.
-func (s *Scheme) fetch(ctx context.Context, path, want string, max int64) error {
+func (s *keyring) fetch(ctx context.Context, path, want string, max int64) error {
 	key := RemotePrefix + filepath.Base(path)
 	rc, err := s.params.Remote.Open(ctx, key)
 	if err != nil {
@@ -406,23 +405,23 @@ func (s *Scheme) fetch(ctx context.Context, path, want string, max int64) error 
 	return nil
 }
 
-// paramsPair is a seal proof's .params and .vk found by a search of a
+// paramsPair is a circuit's .params and .vk found by a search of a
 // directory.
 type paramsPair struct {
 	params, vk string
 	key        *groth.VerifyingKey
 }
 
-// findParamsPair picks in dir the single .params/.vk pair of the proof's
-// tree shape whose verifying key has numInputs IC points (the circuit's
-// inputs, ONE included). Several fitting pairs (2KiB, 8MiB and 512MiB share
+// findParamsPair picks in dir the single .params/.vk pair named with sp's
+// prefix whose verifying key has sp's IC points (the circuit's inputs,
+// ONE included). Several fitting pairs (2KiB, 8MiB and 512MiB share
 // the 8-0-0 shape and may share the count) are told apart by the
 // sector_size of a parameters.json in dir. The error lists what was found.
-func findParamsPair(dir string, info proofs.SealProofInfo, numInputs int) (*paramsPair, error) {
-	want := PairPrefix + info.TreeR.String() + "-sha256_hasher-"
+func findParamsPair(dir string, sp *spec) (*paramsPair, error) {
+	want, numInputs := sp.prefix, sp.numInputs
 	ents, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("finding %s parameters: %w", info.Name, err)
+		return nil, fmt.Errorf("finding %s parameters: %w", sp.name, err)
 	}
 	var seen []string
 	var fits []*paramsPair
@@ -432,8 +431,8 @@ func findParamsPair(dir string, info proofs.SealProofInfo, numInputs int) (*para
 			continue
 		}
 		if !strings.HasPrefix(name, want) {
-			if strings.HasPrefix(name, PairPrefix) {
-				seen = append(seen, name+" (another tree shape)")
+			if strings.HasPrefix(name, "v28-") {
+				seen = append(seen, name+" (another circuit)")
 			}
 			continue
 		}
@@ -458,12 +457,12 @@ func findParamsPair(dir string, info proofs.SealProofInfo, numInputs int) (*para
 		fits = append(fits, p)
 	}
 	if len(fits) > 1 {
-		fits = bySectorSize(dir, fits, info.SectorSize)
+		fits = bySectorSize(dir, fits, sp.sectorSize)
 	}
 	if len(fits) == 1 {
 		return fits[0], nil
 	}
-	found := "nothing of Filecoin's seal parameters"
+	found := "nothing of Filecoin's parameters"
 	if len(seen) > 0 {
 		sort.Strings(seen)
 		found = strings.Join(seen, "; ")
@@ -473,7 +472,7 @@ func findParamsPair(dir string, info proofs.SealProofInfo, numInputs int) (*para
 		what = fmt.Sprintf("%d", len(fits))
 	}
 	return nil, fmt.Errorf("%s: %s .params/.vk pair for %s (%s<id>.params and .vk, %d IC points) where one is needed; found: %s",
-		dir, what, info.Name, want, numInputs, found)
+		dir, what, sp.name, want, numInputs, found)
 }
 
 // bySectorSize keeps the pairs whose .vk parameters.json in dir lists with

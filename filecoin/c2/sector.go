@@ -12,6 +12,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -100,6 +101,11 @@ func (s *Sector) SectorID() uint64 {
 	}
 	return s.pub.SectorID
 }
+
+// String names the sector in errors.
+func (s *Sector) String() string { return fmt.Sprintf("sector %d", s.SectorID()) }
+
+func (s *Sector) partitionID(k int) string { return prover.PartitionID(s.proverHex(), s.SectorID(), k) }
 
 // Proof implements scheme.Sector.
 func (s *Sector) Proof() string { return s.info.Name }

@@ -8,12 +8,12 @@ import (
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 )
 
-// RecordShape returns the R1CS of the blank circuit of info, per-input
+// recordCached returns the R1CS of sp's blank circuit, per-input
 // constraints appended (as bellperson's parameter generator records it),
 // from the cache in dir or recorded and cached there, and its digest.
-func RecordShape(dir string, info proofs.SealProofInfo) (*r1cs.Shape, string, error) {
+func recordCached(dir string, sp *spec) (*r1cs.Shape, string, error) {
 	cache := r1cs.ShapeCache{Dir: dir}
-	return cache.GetOrRecord("stacked-"+info.Name, func() (*r1cs.Shape, error) { return recordShape(info) })
+	return cache.GetOrRecord(sp.shapeName, sp.record)
 }
 
 // recordShape records the blank circuit of info in memory.
@@ -89,4 +89,18 @@ func PartitionBytes(proof string) (int64, error) {
 		return 0, err
 	}
 	return c.Bytes(), nil
+}
+
+// knownUpdateCounts are one update partition's counts per sector size
+// (EmptySectorUpdateCircuit, the per-input constraints added), as
+// `c2flow circuit info --update-proof P` counts the blank circuit; the
+// 32GiB's constraints equal storage-proofs-update tests/circuit.rs'
+// 81,049,499 (filecoin/circuit TestUpdate32GiB counts them); 2KiB's its
+// 1,705,039 (TestKnownUpdateCounts records the 2KiB circuit and compares).
+var knownUpdateCounts = map[uint64]Counts{
+	2 << 10:   {Inputs: UpdateInputs, Aux: 1_703_569, Constraints: 1_705_039 + UpdateInputs},
+	8 << 20:   {Inputs: UpdateInputs, Aux: 9_998_039, Constraints: 10_007_503 + UpdateInputs},
+	512 << 20: {Inputs: UpdateInputs, Aux: 57_401_314, Constraints: 57_450_479 + UpdateInputs},
+	32 << 30:  {Inputs: UpdateInputs, Aux: 80_978_488, Constraints: 81_049_499 + UpdateInputs},
+	64 << 30:  {Inputs: UpdateInputs, Aux: 84_931_220, Constraints: 85_006_101 + UpdateInputs},
 }

@@ -84,7 +84,7 @@ func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace str
 		return nil, nil, err
 	}
 	cfg := gateway.Config{Temporal: c, Namespace: namespace, Store: store, Log: log,
-		Scheme: c2.New(c2.Params{Dir: g.filecoinParams, Remote: store}, log)}
+		Schemes: c2.Schemes(c2.Params{Dir: g.filecoinParams, Remote: store}, log)}
 	if g.forward != "" {
 		fw, conn, err := gateway.Dial(g.forward)
 		if err != nil {

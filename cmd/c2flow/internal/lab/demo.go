@@ -204,10 +204,9 @@ func RunDemo(ctx context.Context, args []string) error {
 // keys loaded and C1s decoded before the clock starts, and prints its
 // s/proof against the pipeline's wall time for them.
 func demoDirect(ctx context.Context, st *hosting.Stack, refs []job.SectorRef, submitted map[string]demoSector, paramsDir, devDir string, wall time.Duration, log *slog.Logger) error {
-	set := scheme.Set{
+	set := append(scheme.Set{
 		testscheme.New(params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: st.Store}, testscheme.WithLogger(log)),
-		c2.New(c2.Params{Dir: devDir}, log),
-	}
+	}, c2.Schemes(c2.Params{Dir: devDir}, log)...)
 	sc, err := set.For(refs[0].Profile)
 	if err != nil {
 		return err

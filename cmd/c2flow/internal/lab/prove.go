@@ -81,10 +81,9 @@ func (f *schemeFlags) schemes(paramsDir string, devSetup, earlyG2 bool, log *slo
 	case f.vk != "" || f.pkParams != "":
 		return nil, fmt.Errorf("--vk and --pk-params go together")
 	}
-	return scheme.Set{
+	return append(scheme.Set{
 		testscheme.New(params.DirStore{Root: paramsDir}, testscheme.WithLogger(log), testscheme.WithDevSetup(devSetup), testscheme.WithEarlyG2(earlyG2)),
-		c2.New(p, log),
-	}, nil
+	}, c2.Schemes(p, log)...), nil
 }
 
 // readC1 reads and checks a test-scheme C1 file (bench and demo seal

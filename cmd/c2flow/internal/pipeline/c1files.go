@@ -49,10 +49,9 @@ func Proofs(refs []job.SectorRef) []string {
 // development setups under FilecoinDevParamsDir(paramsDir), both
 // published to store where the hosts find them (Scheme.EnsureKeys).
 func KeySchemes(paramsDir string, store *storage.Store, log *slog.Logger) scheme.Set {
-	return scheme.Set{
+	return append(scheme.Set{
 		testscheme.New(params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}, testscheme.WithLogger(log)),
-		c2.New(c2.Params{Dir: FilecoinDevParamsDir(paramsDir), Remote: store}, log),
-	}
+	}, c2.Schemes(c2.Params{Dir: FilecoinDevParamsDir(paramsDir), Remote: store}, log)...)
 }
 
 // FilecoinDevParamsDir is where a submitter's development setups in

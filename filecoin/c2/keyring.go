@@ -1,0 +1,246 @@
+package c2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
+)
+
+// keyring finds, checks and loads the parameters of Filecoin's circuits
+// (seal and update proofs alike), each circuit's once per process: the
+// seal scheme and the update scheme of one process share one.
+type keyring struct {
+	params Params
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	loads map[string]*loading
+	vks   map[string]*keys // verifying keys loaded alone (Verifier)
+	sums  sumCache
+}
+
+// loading is one circuit's load, shared by the callers that wait for it.
+type loading struct {
+	done chan struct{}
+	k    *keys
+	err  error
+}
+
+func newKeyring(p Params, log *slog.Logger) *keyring {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &keyring{params: p, log: log.With("scheme", "filecoin"), loads: map[string]*loading{}, vks: map[string]*keys{}}
+}
+
+// circuit returns sp's keys: loaded on first use (the parameter pair
+// located, downloaded if need be, checked against parameters.json, read
+// and converted for the split prover) and kept. Proofs of one circuit
+// share one load, and concurrent callers wait for the one in progress. A
+// failed load is not kept: the next call tries again. Missing parameters
+// wrap scheme.ErrNoKeys.
+func (r *keyring) circuit(ctx context.Context, sp *spec) (*keys, error) {
+	for {
+		r.mu.Lock()
+		l, ok := r.loads[sp.key]
+		if !ok {
+			l = &loading{done: make(chan struct{})}
+			r.loads[sp.key] = l
+		}
+		r.mu.Unlock()
+		if !ok {
+			l.k, l.err = r.load(ctx, sp)
+			if l.err != nil {
+				r.mu.Lock()
+				delete(r.loads, sp.key)
+				r.mu.Unlock()
+			}
+			close(l.done)
+		}
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if l.err != nil {
+			// Another caller's canceled load is not this caller's failure.
+			if ok && ctx.Err() == nil && (errors.Is(l.err, context.Canceled) || errors.Is(l.err, context.DeadlineExceeded)) {
+				continue
+			}
+			return nil, l.err
+		}
+		return l.k, nil
+	}
+}
+
+// verifier returns sp's verifying key: the loaded circuit's where this
+// process has loaded it (a prover), else the .vk alone, located like the
+// pair (downloaded if need be: the .vk only), checked against
+// parameters.json and kept. A host that only stores and looks up proofs
+// so never reads, downloads or converts a .params file (~47 GiB for
+// 32GiB sectors).
+func (r *keyring) verifier(ctx context.Context, sp *spec) (*keys, error) {
+	r.mu.Lock()
+	k := r.vks[sp.key]
+	if l, ok := r.loads[sp.key]; ok {
+		select {
+		case <-l.done:
+			if l.err == nil {
+				k = l.k
+			}
+		default: // loading: the verifying key alone is quicker
+		}
+	}
+	r.mu.Unlock()
+	if k != nil {
+		return k, nil
+	}
+	k, err := r.loadVK(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.vks[sp.key] = k
+	r.mu.Unlock()
+	return k, nil
+}
+
+// readVK reads the verifying key at path, which must have one IC point per
+// circuit input. The header's IC count is compared first: a key of
+// another circuit (or one claiming 2^20 points) is refused unread.
+func readVK(path string, numInputs int) (*groth.VerifyingKey, error) {
+	vk, err := groth.ReadVerifyingKeyFileFor(path, numInputs)
+	var ic *groth.ICCountError
+	if errors.As(err, &ic) {
+		return nil, fmt.Errorf("%s has %d IC points, the circuit has %d inputs: a key of another circuit: %w", path, ic.Got, numInputs, ErrBadParams)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return vk, nil
+}
+
+// loadVK locates, checks and reads sp's verifying key alone.
+func (r *keyring) loadVK(ctx context.Context, sp *spec) (*keys, error) {
+	loc, err := r.locate(ctx, sp, true)
+	if err != nil {
+		return nil, err
+	}
+	k := &keys{key: sp.key, files: loc.Files, dev: loc.dev, paramsDigest: loc.wantParams, vkDigest: loc.wantVK}
+	sums, err := r.sums.of(ctx, loc.VK)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s verifying key: %w", sp.name, err))
+	}
+	if loc.wantVK != "" && sums.filDig != loc.wantVK {
+		return nil, k.wrap(fmt.Errorf("%s verifying key: %s: digest %s, %s says %s: %w (delete the file to fetch it again)",
+			sp.name, loc.VK, sums.filDig, ParametersJSON, loc.wantVK, ErrBadParams))
+	}
+	vk, err := readVK(loc.VK, sp.numInputs)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s verifying key: %w", sp.name, err))
+	}
+	k.vk, k.pvk = vk, vk.Prepare()
+	k.digests = scheme.Digests{VK: sums.sha256}
+	log := r.log.With("proof", sp.name, "circuit", sp.key)
+	if k.dev {
+		log = log.With("parameters", "DEVELOPMENT SETUP")
+	}
+	log.Info("Filecoin verifying key loaded alone, for proof verification", "vk", filepath.Base(loc.VK), "checked_against_parameters_json", loc.wantVK != "")
+	return k, nil
+}
+
+// load locates, checks and reads sp's parameters.
+func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
+	t0 := time.Now()
+	log := r.log.With("proof", sp.name, "circuit", sp.key)
+	loc, err := r.locate(ctx, sp, false)
+	if err != nil {
+		return nil, err
+	}
+	k := &keys{key: sp.key, files: loc.Files, dev: loc.dev, paramsDigest: loc.wantParams, vkDigest: loc.wantVK}
+	if k.dev {
+		log = log.With("parameters", "DEVELOPMENT SETUP")
+		log.Warn("loading a DEVELOPMENT SETUP of Filecoin's parameters: its proofs verify only under its own .vk and are worthless on chain",
+			"params", loc.Params, "vk", loc.VK)
+	}
+	pSums, vSums, err := r.checkSums(ctx, loc)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s parameters: %w", sp.name, err))
+	}
+	tSums := time.Since(t0)
+	vk, err := readVK(loc.VK, sp.numInputs)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s parameters: %w", sp.name, err))
+	}
+
+	// The circuit's shape gives the densities that place bellperson's
+	// points (it dropped those at infinity).
+	t1 := time.Now()
+	shape, digest, err := recordCached(r.params.shapeDir(), sp)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s circuit: %w", sp.name, err))
+	}
+	if shape.NumInputs != sp.numInputs {
+		return nil, k.wrap(fmt.Errorf("%s circuit: cached shape %s in %s has %d inputs, the circuit %d",
+			sp.name, digest, r.params.shapeDir(), shape.NumInputs, sp.numInputs))
+	}
+	d, err := groth.DensityOf(shape)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s circuit: %w", sp.name, err))
+	}
+	k.counts = Counts{Inputs: shape.NumInputs, Aux: shape.NumAux, Constraints: shape.NumConstraints()}
+	k.digest = digest
+	shape = nil
+	tShape := time.Since(t1)
+	if sp.knownOK && sp.known != k.counts {
+		log.Warn("the recorded circuit's counts differ from the known ones: budgets reserve by the known", "recorded", k.counts, "known", sp.known)
+	}
+
+	t1 = time.Now()
+	gp, err := groth.ReadParamsFile(loc.Params, groth.ReadOptions{})
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s parameters: %w", sp.name, err))
+	}
+	if !gp.VK.Equal(vk) {
+		return nil, k.wrap(fmt.Errorf("%s parameters: %s and %s hold different verifying keys: not a pair: %w", sp.name, loc.Params, loc.VK, ErrBadParams))
+	}
+	pk, gvk, err := gp.ToGnark(d)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s parameters: %s: %w", sp.name, loc.Params, err))
+	}
+	gp, d = nil, nil
+	debug.FreeOSMemory()
+	k.vk, k.pvk, k.gvk = vk, vk.Prepare(), gvk
+	k.digests = scheme.Digests{VK: vSums.sha256, PK: pSums.sha256, Circuit: digest}
+	k.prover, err = prover.New(&prover.Keys{Digest: digest[:16], NbPublic: k.counts.Inputs, PK: pk, VK: gvk}, log)
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s prover: %w", sp.name, err))
+	}
+	k.prover.EarlyG2 = r.params.EarlyG2
+	log.Info("Filecoin parameters loaded", "params", filepath.Base(loc.Params), "constraints", k.counts.Constraints,
+		"inputs", k.counts.Inputs, "aux", k.counts.Aux, "shape", digest[:16], "digests_s", tSums.Seconds(),
+		"shape_s", tShape.Seconds(), "read_s", time.Since(t1).Seconds(), "checked_against_parameters_json", loc.wantVK != "")
+	return k, nil
+}
+
+// partitionBytes is what one synthesized partition of sp holds
+// (Counts.Bytes): by its known counts, else by the loaded circuit's.
+func (r *keyring) partitionBytes(ctx context.Context, sp *spec) (int64, error) {
+	if sp.knownOK {
+		return sp.known.Bytes(), nil
+	}
+	k, err := r.circuit(ctx, sp)
+	if err != nil {
+		return 0, err
+	}
+	return k.counts.Bytes(), nil
+}

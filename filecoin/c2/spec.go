@@ -1,0 +1,95 @@
+package c2
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/update"
+)
+
+// spec is what the parameter machinery (locate, load, the development
+// setup) needs of one Groth16 circuit of Filecoin's: a seal proof's
+// StackedCircuit or an update proof's EmptySectorUpdateCircuit.
+type spec struct {
+	name string // the proof's name, in messages
+	// key names the circuit: proofs of one circuit share one load.
+	key        string
+	sectorSize uint64
+	numInputs  int // ONE included
+	// prefix is the parameter files' name up to their identifier:
+	// parameters.json lists the published pair as prefix + <id>, and a
+	// development setup is named prefix + "dev" + <circuit digest>.
+	prefix string
+	// shapeName names the recorded circuit in the shape cache.
+	shapeName string
+	record    func() (*r1cs.Shape, error)
+	// known are the counts the budget reserves by (ok false: unknown).
+	known   Counts
+	knownOK bool
+}
+
+// sealSpec is a seal proof's circuit.
+func sealSpec(info proofs.SealProofInfo) *spec {
+	cs := circuit.ShapeOf(info)
+	known, ok := knownCounts[info.SectorSize]
+	return &spec{
+		name: info.Name, key: "stacked " + cs.String(), sectorSize: info.SectorSize, numInputs: cs.NumInputs(),
+		prefix:    PairPrefix + info.TreeR.String() + "-sha256_hasher-",
+		shapeName: "stacked-" + info.Name,
+		record:    func() (*r1cs.Shape, error) { return recordShape(info) },
+		known:     known, knownOK: ok,
+	}
+}
+
+// updateSpec is an update proof's circuit (EmptySectorUpdateCircuit; no
+// registered update proof uses the Poseidon variant: filecoin-proofs'
+// api/update.rs proves with EmptySectorUpdateCompound alone).
+func updateSpec(info proofs.UpdateProofInfo) (*spec, error) {
+	s, err := circuit.UpdateShapeOf(info.SectorSize)
+	if err != nil {
+		return nil, err
+	}
+	params, _ := update.ParamsFiles(update.CacheID(s))
+	// The published name ends in the SHA-256 of the public parameters: a
+	// development setup replaces that with its own identifier.
+	prefix := params[:strings.LastIndexByte(params, '-')+1]
+	known, ok := knownUpdateCounts[info.SectorSize]
+	return &spec{
+		name: UpdateProfile(info), key: fmt.Sprintf("update nodes=%d tree=%d-%d-%d", s.SectorNodes, s.Tree.Base, s.Tree.Sub, s.Tree.Top),
+		sectorSize: info.SectorSize, numInputs: UpdateInputs,
+		prefix:    prefix,
+		shapeName: "update-" + info.Name,
+		record:    func() (*r1cs.Shape, error) { return recordUpdateShape(s) },
+		known:     known, knownOK: ok,
+	}, nil
+}
+
+// specOf is the circuit of a seal proof's or an update profile's name.
+func specOf(name string) (*spec, error) {
+	if u, ok := strings.CutPrefix(name, UpdatePrefix); ok {
+		info, err := proofs.UpdateByName(u)
+		if err != nil {
+			return nil, err
+		}
+		return updateSpec(info)
+	}
+	info, err := proofs.ByName(name)
+	if err != nil {
+		return nil, err
+	}
+	return sealSpec(info), nil
+}
+
+// recordUpdateShape records the blank update circuit of s in memory, per-input
+// constraints appended.
+func recordUpdateShape(s circuit.UpdateShape) (*r1cs.Shape, error) {
+	sh := r1cs.NewShape()
+	if err := circuit.SynthesizeUpdate(sh, s, nil); err != nil {
+		return nil, err
+	}
+	sh.AppendInputConstraints()
+	return sh, sh.Err()
+}

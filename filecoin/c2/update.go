@@ -1,0 +1,393 @@
+package c2
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/hash"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/update"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
+)
+
+// UpdateScheme is Filecoin's empty-sector-update proof (SnapDeals,
+// ProveReplicaUpdate2) behind scheme.Scheme: an UpdateInput in, the
+// partitions' 192-byte Groth16 proofs of EmptySectorUpdateCircuit out,
+// concatenated, what filecoin-proofs'
+// generate_empty_sector_update_proof_with_vanilla returns. Its profiles
+// are UpdateProfile's names. It shares its Scheme's parameters and loads
+// (Scheme.Update).
+type UpdateScheme struct {
+	*keyring
+}
+
+var _ scheme.Scheme = (*UpdateScheme)(nil)
+
+// updateInfo is the registered update proof of a profile.
+func updateInfo(profile string) (proofs.UpdateProofInfo, error) {
+	name, ok := strings.CutPrefix(profile, UpdatePrefix)
+	if !ok {
+		return proofs.UpdateProofInfo{}, fmt.Errorf("%q is not an update profile (%s<registered update proof>)", profile, UpdatePrefix)
+	}
+	return proofs.UpdateByName(name)
+}
+
+// Name implements scheme.Scheme.
+func (*UpdateScheme) Name() string { return "filecoin-update" }
+
+// Proofs implements scheme.Scheme: UpdateProfile of every registered
+// update proof.
+func (*UpdateScheme) Proofs() []string {
+	var out []string
+	for _, n := range proofs.UpdateNames() {
+		out = append(out, UpdatePrefix+n)
+	}
+	return out
+}
+
+// Owns implements scheme.Scheme.
+func (*UpdateScheme) Owns(proof string) bool {
+	_, err := updateInfo(proof)
+	return err == nil
+}
+
+// Recognize implements scheme.Scheme: an UpdateInput file.
+func (*UpdateScheme) Recognize(h scheme.Head) bool { return h.Has("registered_update_proof") }
+
+// C2Ext implements scheme.Scheme: the update proof's bytes.
+func (*UpdateScheme) C2Ext() string { return ".update-proof" }
+
+// MaxC1Bytes implements scheme.Scheme: MaxUpdateInputBytes.
+func (*UpdateScheme) MaxC1Bytes(proof string) (int64, error) {
+	info, err := updateInfo(proof)
+	if err != nil {
+		return 0, err
+	}
+	return MaxUpdateInputBytes(info)
+}
+
+// WriteInfo implements scheme.Scheme (WriteUpdateInfo).
+func (*UpdateScheme) WriteInfo(w io.Writer, proof string) error {
+	info, err := updateInfo(proof)
+	if err != nil {
+		return fmt.Errorf("circuit info: %w", err)
+	}
+	return WriteUpdateInfo(w, info.Name)
+}
+
+// EnsureKeys implements scheme.Scheme as Scheme.EnsureKeys does: with dev,
+// a DEVELOPMENT setup of the update circuit (2KiB and 8MiB) in Filecoin's
+// format, published.
+func (s *UpdateScheme) EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
+	if _, err := updateInfo(proof); err != nil {
+		return err
+	}
+	return s.ensureKeys(ctx, proof, dev, notes)
+}
+
+// Identify implements scheme.Scheme: an UpdateInput names its prover and
+// sector; hints, where given, must agree. Every partition's vanilla proof
+// is verified natively against the input's commitments.
+func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, error) {
+	in, _, err := DecodeUpdateInput(raw)
+	if err != nil {
+		return job.SectorRef{}, err
+	}
+	if h.ProverID != "" {
+		p, err := ParseProverHint(h.ProverID)
+		if err != nil {
+			return job.SectorRef{}, err
+		}
+		if p != in.ProverID {
+			return job.SectorRef{}, fmt.Errorf("--prover-id %x, but the update input is of prover %x", p, in.ProverID)
+		}
+	}
+	if h.SectorID != "" && h.SectorID != fmt.Sprint(in.SectorID) {
+		return job.SectorRef{}, fmt.Errorf("--sector-id %s, but the update input is of sector %d", h.SectorID, in.SectorID)
+	}
+	ref := job.NewSectorRef(in.ProverID, in.SectorID, raw)
+	ref.Profile = UpdateProfile(in.Proof)
+	sec, err := s.DecodeUpdate(raw, ref)
+	if err != nil {
+		return job.SectorRef{}, err
+	}
+	if err := sec.Verify(ctx); err != nil {
+		return job.SectorRef{}, fmt.Errorf("does not verify natively against its commitments, not submitted: %w", err)
+	}
+	return ref, nil
+}
+
+// ParseProverHint reads a prover id given in hex.
+func ParseProverHint(s string) ([32]byte, error) {
+	b, err := hex.DecodeString(strings.TrimPrefix(s, "0x"))
+	if err != nil || len(b) != 32 {
+		return [32]byte{}, fmt.Errorf("--prover-id %q: not 32 bytes of hex", s)
+	}
+	return [32]byte(b), nil
+}
+
+// Decode implements scheme.Scheme (DecodeUpdate).
+func (s *UpdateScheme) Decode(raw []byte, id scheme.Ident) (scheme.Sector, error) {
+	return s.DecodeUpdate(raw, id)
+}
+
+// DecodeUpdate decodes an UpdateInput strictly (DecodeUpdateInput) and
+// checks that it is id's: its prover, sector and, where id names one, its
+// update proof.
+func (*UpdateScheme) DecodeUpdate(raw []byte, id scheme.Ident) (*UpdateSector, error) {
+	in, parts, err := DecodeUpdateInput(raw)
+	if err != nil {
+		return nil, err
+	}
+	if id.Profile != "" && id.Profile != UpdateProfile(in.Proof) {
+		return nil, fmt.Errorf("update input: of %s, not of the declared %s: %w", UpdateProfile(in.Proof), id.Profile, ErrBadUpdateInput)
+	}
+	if p := hex.EncodeToString(in.ProverID[:]); p != id.ProverID {
+		return nil, fmt.Errorf("update input: of prover %s, not of the sector's prover %s: %w", p, id.ProverID, ErrBadUpdateInput)
+	}
+	if in.SectorID != id.SectorID {
+		return nil, fmt.Errorf("update input: of sector %d, not of sector %d: %w", in.SectorID, id.SectorID, ErrBadUpdateInput)
+	}
+	return NewUpdateSector(in, parts)
+}
+
+// PartitionBytes implements scheme.Scheme: by the update circuit's known
+// counts, else the loaded circuit's.
+func (s *UpdateScheme) PartitionBytes(ctx context.Context, proof string) (int64, error) {
+	sp, err := s.spec(proof)
+	if err != nil {
+		return 0, err
+	}
+	return s.partitionBytes(ctx, sp)
+}
+
+func (*UpdateScheme) spec(proof string) (*spec, error) {
+	info, err := updateInfo(proof)
+	if err != nil {
+		return nil, fmt.Errorf("filecoin update circuit: %w", err)
+	}
+	return updateSpec(info)
+}
+
+// Circuit implements scheme.Scheme: the update circuit with its keys
+// (v28-empty-sector-update-... .params/.vk, located and checked like a
+// seal proof's), loaded on first use and kept.
+func (s *UpdateScheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
+	sp, err := s.spec(proof)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.circuit(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	return &UpdateCircuit{UpdateVerifier{k: k}}, nil
+}
+
+// Verifier implements scheme.Scheme: over the loaded circuit's keys, else
+// the .vk alone.
+func (s *UpdateScheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
+	sp, err := s.spec(proof)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.verifier(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	return &UpdateVerifier{k: k}, nil
+}
+
+// UpdateSector is a decoded update input with the public data its
+// partitions are proved against.
+type UpdateSector struct {
+	in    *UpdateInput
+	shape circuit.UpdateShape
+	parts []*update.PartitionProof
+	pub   update.Public
+}
+
+var _ scheme.Sector = (*UpdateSector)(nil)
+
+// NewUpdateSector is the sector of a decoded input and its partitions'
+// vanilla proofs; h is the proof's default (filecoin-proofs'
+// SectorUpdateConfig: h_default of the sector's nodes).
+func NewUpdateSector(in *UpdateInput, parts []*update.PartitionProof) (*UpdateSector, error) {
+	s, err := circuit.UpdateShapeOf(in.Proof.SectorSize)
+	if err != nil {
+		return nil, fmt.Errorf("update of sector %d: %w", in.SectorID, err)
+	}
+	if len(parts) != s.Partitions() {
+		return nil, fmt.Errorf("update of sector %d: %d vanilla proofs, %s has %d partitions: %w", in.SectorID, len(parts), in.Proof.Name, s.Partitions(), ErrBadUpdateInput)
+	}
+	sec := &UpdateSector{in: in, shape: s, parts: parts, pub: update.Public{H: s.HDefault()}}
+	for _, c := range []struct {
+		b   [32]byte
+		dst *fr.Element
+	}{{in.CommROld, &sec.pub.CommROld}, {in.CommRNew, &sec.pub.CommRNew}, {in.CommDNew, &sec.pub.CommDNew}} {
+		if *c.dst, err = hash.ElementFromLE(c.b); err != nil {
+			return nil, fmt.Errorf("update of sector %d: commitment %x: %w: %w", in.SectorID, c.b, err, ErrBadUpdateInput)
+		}
+	}
+	return sec, nil
+}
+
+// Input is the sector's decoded input.
+func (s *UpdateSector) Input() *UpdateInput { return s.in }
+
+// String names the sector in errors.
+func (s *UpdateSector) String() string { return fmt.Sprintf("sector %d (update)", s.in.SectorID) }
+
+func (s *UpdateSector) partitionID(k int) string {
+	return prover.PartitionID(hex.EncodeToString(s.in.ProverID[:]), s.in.SectorID, k)
+}
+
+// Proof implements scheme.Sector: the update profile.
+func (s *UpdateSector) Proof() string { return UpdateProfile(s.in.Proof) }
+
+// Partitions implements scheme.Sector.
+func (s *UpdateSector) Partitions() int { return s.shape.Partitions() }
+
+// C2Bytes implements scheme.Sector: a 192-byte proof per partition.
+func (s *UpdateSector) C2Bytes() int64 { return int64(s.shape.Partitions()) * groth.ProofSize }
+
+// Verify implements scheme.Sector: every partition's vanilla proof,
+// natively (update.PartitionProof.Verify); the error names the first
+// failure by partition, challenge and tree.
+func (s *UpdateSector) Verify(ctx context.Context) error {
+	for k, p := range s.parts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := p.Verify(s.shape, k, s.pub); err != nil {
+			return fmt.Errorf("update of sector %d: %w", s.in.SectorID, err)
+		}
+	}
+	return nil
+}
+
+// PublicInputs are partition k's public inputs, from the commitments
+// alone (update.PublicInputs).
+func (s *UpdateSector) PublicInputs(k int) ([]fr.Element, error) {
+	return update.PublicInputs(s.shape, k, s.pub.H, s.pub.CommROld, s.pub.CommDNew, s.pub.CommRNew)
+}
+
+// UpdateVerifier assembles and verifies update proofs with the update
+// circuit's verifying key.
+type UpdateVerifier struct {
+	k *keys
+}
+
+var _ scheme.Verifier = (*UpdateVerifier)(nil)
+
+// UpdateCircuit is an update proof's circuit with its keys.
+type UpdateCircuit struct {
+	UpdateVerifier
+}
+
+var _ scheme.Circuit = (*UpdateCircuit)(nil)
+
+// Describe names the verifier's key for a person.
+func (v *UpdateVerifier) Describe() string { return (&Verifier{k: v.k}).Describe() }
+
+// Digests implements scheme.Verifier.
+func (v *UpdateVerifier) Digests() scheme.Digests { return v.k.digests }
+
+// sector returns s as an update sector of this circuit.
+func (v *UpdateVerifier) sector(s scheme.Sector) (*UpdateSector, error) {
+	sec, ok := s.(*UpdateSector)
+	if !ok {
+		return nil, v.k.wrap(fmt.Errorf("filecoin update circuit (%s): not an update sector (%T)", v.k.key, s))
+	}
+	sp, err := updateSpec(sec.in.Proof)
+	if err != nil {
+		return nil, err
+	}
+	if sp.key != v.k.key {
+		return nil, v.k.wrap(fmt.Errorf("filecoin update circuit (%s): %s is a %s update (%s)", v.k.key, sec, sec.in.Proof.Name, sp.key))
+	}
+	return sec, nil
+}
+
+// Assemble implements scheme.Verifier: the partitions' 192-byte proofs
+// concatenated in order, each decoded first.
+func (v *UpdateVerifier) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
+	sec, err := v.sector(s)
+	if err != nil {
+		return nil, err
+	}
+	return v.k.assemble(sec, parts)
+}
+
+// VerifyC2 implements scheme.Verifier: exactly one 192-byte proof per
+// partition, each verified with the .vk against its partition's public
+// inputs (filecoin-proofs' verify_empty_sector_update_proof).
+func (v *UpdateVerifier) VerifyC2(s scheme.Sector, proof []byte) error {
+	sec, err := v.sector(s)
+	if err != nil {
+		return err
+	}
+	return v.k.verifyProofs(sec, proof)
+}
+
+func (c *UpdateCircuit) partition(s scheme.Sector, k int) (*UpdateSector, string, error) {
+	sec, err := c.sector(s)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := c.k.partition(sec, k)
+	return sec, id, err
+}
+
+// Prover implements scheme.Circuit: a split prover over the keys (a new
+// value each call).
+func (c *UpdateCircuit) Prover() *prover.Prover {
+	p := *c.k.prover
+	return &p
+}
+
+// PartitionBytes implements scheme.Circuit: Counts.Bytes of the recorded
+// circuit.
+func (c *UpdateCircuit) PartitionBytes() int64 { return c.k.counts.Bytes() }
+
+// Synthesize implements scheme.Circuit: partition k's witness from its
+// vanilla proof (update.PartitionProof.Witness) through the update
+// circuit.
+func (c *UpdateCircuit) Synthesize(ctx context.Context, s scheme.Sector, k int) (*prover.Solution, error) {
+	sec, id, err := c.partition(s, k)
+	if err != nil {
+		return nil, err
+	}
+	return c.k.synthesize(ctx, sec, k, id, func(wit *r1cs.Witness) error {
+		w, err := sec.parts[k].Witness(sec.shape, k, sec.pub)
+		if err != nil {
+			return err
+		}
+		return circuit.SynthesizeUpdate(wit, sec.shape, w)
+	})
+}
+
+// VerifyPartition implements scheme.Circuit.
+func (c *UpdateCircuit) VerifyPartition(s scheme.Sector, k int, proof *groth16bls.Proof) error {
+	sec, id, err := c.partition(s, k)
+	if err != nil {
+		return err
+	}
+	return c.k.verifyPartition(sec, k, id, proof)
+}
+
+// EncodePartition implements scheme.Circuit: the 192-byte proof.
+func (c *UpdateCircuit) EncodePartition(proof *groth16bls.Proof) ([]byte, error) {
+	return c.k.encodePartition(proof)
+}
