@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/internal/atomicfile"
+	"github.com/c2flow/c2flow/internal/flock"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -234,24 +237,22 @@ func (s *keyring) locate(ctx context.Context, sp *spec, vkOnly bool) (*located, 
 		return &located{Files: *p}, nil
 	}
 	dir := s.params.dir()
-	m, mdesc, err := s.parametersJSON(ctx, dir)
+	m, mdesc, fetched, err := s.parametersJSON(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
+	listed := listedPairs(m, sp)
+	if len(listed) == 0 && !fetched && s.params.Remote != nil {
+		// Published since this directory's parameters.json was fetched
+		// (a development setup of another proof, made later): the
+		// remote's listing, merged in.
+		if m, mdesc, err = s.mergeRemoteListing(ctx, dir); err != nil {
+			return nil, err
+		}
+		listed = listedPairs(m, sp)
+	}
 	_, err = os.Stat(filepath.Join(dir, DevMarker))
 	dev := err == nil
-	want := sp.prefix
-	var listed []string
-	for name, e := range m {
-		base, ok := strings.CutSuffix(name, ".vk")
-		if !ok || !strings.HasPrefix(name, want) || e.SectorSize != sp.sectorSize {
-			continue
-		}
-		if pe, ok := m[base+".params"]; ok && pe.SectorSize == sp.sectorSize {
-			listed = append(listed, base)
-		}
-	}
-	sort.Strings(listed)
 	switch len(listed) {
 	case 1:
 		base := listed[0]
@@ -291,40 +292,121 @@ func (s *keyring) locate(ctx context.Context, sp *spec, vkOnly bool) (*located, 
 	return &located{Files: Files{Params: pair.params, VK: pair.vk}, dev: true}, nil
 }
 
+// listedPairs are the pairs m lists for sp (its name prefix and sector
+// size), by base name, sorted.
+func listedPairs(m map[string]groth.ParameterEntry, sp *spec) []string {
+	var listed []string
+	for name, e := range m {
+		base, ok := strings.CutSuffix(name, ".vk")
+		if !ok || !strings.HasPrefix(name, sp.prefix) || e.SectorSize != sp.sectorSize {
+			continue
+		}
+		if pe, ok := m[base+".params"]; ok && pe.SectorSize == sp.sectorSize {
+			listed = append(listed, base)
+		}
+	}
+	sort.Strings(listed)
+	return listed
+}
+
 // parametersJSON reads dir's parameters.json, downloading it (and the
 // development marker, if the remote has one) when dir lacks it and a
-// Remote is set. A missing file is an empty map; desc says where it was
-// looked for.
-func (s *keyring) parametersJSON(ctx context.Context, dir string) (map[string]groth.ParameterEntry, string, error) {
+// Remote is set (fetched then says so). A missing file is an empty map;
+// desc says where it was looked for.
+func (s *keyring) parametersJSON(ctx context.Context, dir string) (m map[string]groth.ParameterEntry, desc string, fetched bool, err error) {
 	path := filepath.Join(dir, ParametersJSON)
-	desc := path
+	desc = path
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && s.params.Remote != nil {
 		desc += " (and " + RemotePrefix + ParametersJSON + " in the remote storage)"
+		fetched = true
 		if err := s.fetch(ctx, path, "", maxParametersJSON); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, desc, err
+			return nil, desc, fetched, err
 		}
 		if err := s.fetch(ctx, filepath.Join(dir, DevMarker), "", 1<<16); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, desc, err
+			return nil, desc, fetched, err
 		}
 	}
-	f, err := os.Open(path)
+	m, err = readListing(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, desc + " (absent)", nil
+		return nil, desc + " (absent)", fetched, nil
 	}
+	return m, desc, fetched, err
+}
+
+// readListing reads and parses a parameters.json, bounded.
+func readListing(path string) (map[string]groth.ParameterEntry, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, desc, fmt.Errorf("reading %s: %w", path, err)
+		return nil, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxParametersJSON+1))
 	if err != nil {
-		return nil, desc, fmt.Errorf("reading %s: %w", path, err)
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if len(b) > maxParametersJSON {
-		return nil, desc, fmt.Errorf("%s: over %d bytes: %w", path, maxParametersJSON, ErrBadParams)
+		return nil, fmt.Errorf("%s: over %d bytes: %w", path, maxParametersJSON, ErrBadParams)
 	}
 	m, err := groth.ParseParametersJSON(b)
 	if err != nil {
-		return nil, desc, fmt.Errorf("%s: %w: %w", path, err, ErrBadParams)
+		return nil, fmt.Errorf("%s: %w: %w", path, err, ErrBadParams)
+	}
+	return m, nil
+}
+
+// mergeRemoteListing adds to dir's parameters.json the entries the
+// remote's lists and it lacks (an entry dir has is never replaced: its
+// files were checked against it), and fetches the development marker the
+// remote has and dir lacks.
+func (s *keyring) mergeRemoteListing(ctx context.Context, dir string) (map[string]groth.ParameterEntry, string, error) {
+	path := filepath.Join(dir, ParametersJSON)
+	desc := path + " (and " + RemotePrefix + ParametersJSON + " in the remote storage)"
+	unlock, err := flock.Lock(ctx, filepath.Join(dir, ".lock-listing"))
+	if err != nil {
+		return nil, desc, err
+	}
+	defer unlock()
+	tmp := filepath.Join(dir, ".remote-"+ParametersJSON)
+	defer os.Remove(tmp)
+	if err := s.fetch(ctx, tmp, "", maxParametersJSON); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			m, err := readListing(path)
+			return m, desc, err
+		}
+		return nil, desc, err
+	}
+	remote, err := readListing(tmp)
+	if err != nil {
+		return nil, desc, err
+	}
+	m, err := readListing(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, desc, err
+	}
+	if m == nil {
+		m = map[string]groth.ParameterEntry{}
+	}
+	added := 0
+	for name, e := range remote {
+		if _, ok := m[name]; !ok {
+			m[name] = e
+			added++
+		}
+	}
+	if added > 0 {
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			return nil, desc, err
+		}
+		if err := atomicfile.WriteBytes(path, append(b, '\n')); err != nil {
+			return nil, desc, err
+		}
+		s.log.Info("parameters.json: entries published since it was fetched added", "file", path, "added", added)
+	}
+	if _, err := os.Stat(filepath.Join(dir, DevMarker)); errors.Is(err, fs.ErrNotExist) {
+		if err := s.fetch(ctx, filepath.Join(dir, DevMarker), "", 1<<16); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, desc, err
+		}
 	}
 	return m, desc, nil
 }

@@ -65,8 +65,9 @@ func (*UpdateScheme) Owns(proof string) bool {
 // Recognize implements scheme.Scheme: an UpdateInput file.
 func (*UpdateScheme) Recognize(h scheme.Head) bool { return h.Has("registered_update_proof") }
 
-// C2Ext implements scheme.Scheme: the update proof's bytes.
-func (*UpdateScheme) C2Ext() string { return ".update-proof" }
+// C2Ext implements scheme.Scheme: the update proof's bytes, as
+// Filecoin's (the partitions' 192-byte proofs concatenated).
+func (*UpdateScheme) C2Ext() string { return ".proof" }
 
 // MaxC1Bytes implements scheme.Scheme: MaxUpdateInputBytes.
 func (*UpdateScheme) MaxC1Bytes(proof string) (int64, error) {
@@ -243,6 +244,17 @@ func NewUpdateSector(in *UpdateInput, parts []*update.PartitionProof) (*UpdateSe
 	return sec, nil
 }
 
+// UpdatePublic is an update's public data alone (no vanilla proofs): what
+// verifying its proof needs, as filecoin-proofs'
+// verify_empty_sector_update_proof takes it. Its Verify is an error.
+func UpdatePublic(info proofs.UpdateProofInfo, commROld, commRNew, commDNew [32]byte) (*UpdateSector, error) {
+	s, err := circuit.UpdateShapeOf(info.SectorSize)
+	if err != nil {
+		return nil, err
+	}
+	return NewUpdateSector(&UpdateInput{Proof: info, CommROld: commROld, CommRNew: commRNew, CommDNew: commDNew}, make([]*update.PartitionProof, s.Partitions()))
+}
+
 // Input is the sector's decoded input.
 func (s *UpdateSector) Input() *UpdateInput { return s.in }
 
@@ -269,6 +281,9 @@ func (s *UpdateSector) Verify(ctx context.Context) error {
 	for k, p := range s.parts {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if p == nil {
+			return fmt.Errorf("update of sector %d: partition %d: no vanilla proof (public data only): %w", s.in.SectorID, k, ErrBadUpdateInput)
 		}
 		if err := p.Verify(s.shape, k, s.pub); err != nil {
 			return fmt.Errorf("update of sector %d: %w", s.in.SectorID, err)
@@ -368,6 +383,9 @@ func (c *UpdateCircuit) Synthesize(ctx context.Context, s scheme.Sector, k int) 
 	sec, id, err := c.partition(s, k)
 	if err != nil {
 		return nil, err
+	}
+	if sec.parts[k] == nil {
+		return nil, fmt.Errorf("synthesize %s: no vanilla proof (public data only): %w", id, ErrBadUpdateInput)
 	}
 	return c.k.synthesize(ctx, sec, k, id, func(wit *r1cs.Witness) error {
 		w, err := sec.parts[k].Witness(sec.shape, k, sec.pub)

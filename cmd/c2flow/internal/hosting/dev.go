@@ -18,6 +18,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/devstack"
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/gateway"
 	"github.com/c2flow/c2flow/stack"
 )
@@ -219,7 +220,7 @@ func RunDev(ctx context.Context, args []string) error {
 	fs.BoolVar(&d.uiInsecure, "ui-insecure-listen", false, "allow a plain-HTTP Web UI beyond loopback (whoever reaches it controls every workflow)")
 	var g gatewayFlags
 	g.add(fs, "cuzk", "", "serve cuzk's gRPC protocol (Curio's [Cuzk] Address) on HOST:PORT or unix:///PATH from this stack (cuzk's default: "+gateway.DefaultListen+"); empty: no gateway")
-	devSetup := fs.Bool("dev-setup", false, "publish Filecoin 2KiB DEVELOPMENT parameters (a single-party setup: never for real sectors) so the stack proves StackedDrg2KiBV1_1 sectors, e.g. from Curio through --cuzk")
+	devSetup := fs.Bool("dev-setup", false, "publish Filecoin 2KiB DEVELOPMENT parameters (a single-party setup: never for real sectors) so the stack proves StackedDrg2KiBV1_1 sectors and StackedDrg2KiBV1 SnapDeals updates, e.g. from Curio through --cuzk")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -243,7 +244,7 @@ func RunDev(ctx context.Context, args []string) error {
 	}
 	defer s.Stop()
 	if *devSetup {
-		if err := pipeline.KeySchemes(paramsDir, s.Store, logs.Log).EnsureKeys(ctx, []string{devSetupProof}, true, logs.Steps); err != nil {
+		if err := pipeline.KeySchemes(paramsDir, s.Store, logs.Log).EnsureKeys(ctx, devSetupProofs, true, logs.Steps); err != nil {
 			return err
 		}
 	}
@@ -285,9 +286,10 @@ func RunDev(ctx context.Context, args []string) error {
 // stopping, for the partitions it holds.
 const devDrainTimeout = 30 * time.Second
 
-// devSetupProof is the proof whose DEVELOPMENT parameters dev --dev-setup
-// publishes: the smallest of Filecoin's, the one a newcomer can prove.
-const devSetupProof = "StackedDrg2KiBV1_1"
+// devSetupProofs are the proofs whose DEVELOPMENT parameters dev
+// --dev-setup publishes: the smallest of Filecoin's, a newcomer can prove
+// them: 2KiB PoRep C2 and 2KiB SnapDeals updates.
+var devSetupProofs = []string{"StackedDrg2KiBV1_1", c2.UpdatePrefix + "StackedDrg2KiBV1"}
 
 // RelTo names a file of the data directory under the directory's name as
 // the user gave it (.c2flow/demo/demo.log, not an absolute path).
