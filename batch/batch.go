@@ -50,29 +50,47 @@ func TestSchemeC1(_ context.Context, _ string, raw []byte) (job.SectorRef, error
 }
 
 // UploadC1 identifies C1 files locally (identify) and stores them under
-// their content-addressed keys, returning the batch's sector identities. A
-// file that does not pass is an error here: nothing is submitted. The same
-// sector (prover, number) twice with different C1s is refused: one
-// submission proves one C1 per sector.
+// their content-addressed keys, returning the batch's sector identities
+// (UploadInputs of the files' bytes).
 func UploadC1(ctx context.Context, store *storage.Store, files []string, identify Identify) ([]job.SectorRef, error) {
-	var refs []job.SectorRef
-	seen := map[string]string{}
-	for _, f := range files {
+	ins := make([]Input, len(files))
+	for i, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
-		ref, err := identify(ctx, f, raw)
+		ins[i] = Input{Name: f, Raw: raw}
+	}
+	return UploadInputs(ctx, store, ins, identify)
+}
+
+// Input is a sector's input (a C1, an update input) and the name it is
+// known by in errors (its file).
+type Input struct {
+	Name string
+	Raw  []byte
+}
+
+// UploadInputs identifies inputs locally (identify) and stores them under
+// their content-addressed keys, returning the batch's sector identities. An
+// input that does not pass is an error here: nothing is submitted. The
+// same sector (prover, number) twice with different inputs is refused: one
+// submission proves one input per sector.
+func UploadInputs(ctx context.Context, store *storage.Store, ins []Input, identify Identify) ([]job.SectorRef, error) {
+	var refs []job.SectorRef
+	seen := map[string]string{}
+	for _, in := range ins {
+		ref, err := identify(ctx, in.Name, in.Raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
 		sector := fmt.Sprintf("%s/%d", ref.ProverID, ref.SectorID)
 		if prev, ok := seen[sector]; ok {
-			return nil, fmt.Errorf("%s: %s is also in %s", f, ref, prev)
+			return nil, fmt.Errorf("%s: %s is also in %s", in.Name, ref, prev)
 		}
-		seen[sector] = f
-		if err := store.PutC1(ctx, ref.Identity(), raw); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+		seen[sector] = in.Name
+		if err := store.PutC1(ctx, ref.Identity(), in.Raw); err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
 		refs = append(refs, ref)
 	}

@@ -2,15 +2,11 @@ package lab
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
-	"github.com/c2flow/c2flow/filecoin/c2"
-	"github.com/c2flow/c2flow/filecoin/commcid"
-	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/scheme"
@@ -24,8 +20,8 @@ import (
 func RunVerify(ctx context.Context, args []string) error {
 	fs := cli.NewFlags("verify")
 	c1Path := fs.String("c1", "", "the sector's C1 file (or a SnapDeals update input, <id>.update.json)")
-	var uf updateFlags
-	uf.add(fs)
+	var uf cli.UpdateFlags
+	uf.Add(fs)
 	proofPath := fs.String("proof", "", "the C2 proof file (as `submit --out` or `prove` writes it)")
 	dir := fs.String("params", params.DefaultDir(), "c2flow test-scheme C1: the local parameter cache holding the profile's keys")
 	var sf schemeFlags
@@ -33,7 +29,7 @@ func RunVerify(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if (*c1Path == "") == (uf.proof == "") || *proofPath == "" {
+	if (*c1Path == "") == (uf.Proof == "") || *proofPath == "" {
 		return fmt.Errorf("verify: --proof, and --c1 or --update-proof with the three commitments, are required")
 	}
 	set, err := sf.schemes(*dir, false, false, nil)
@@ -45,8 +41,8 @@ func RunVerify(ctx context.Context, args []string) error {
 		sec  scheme.Sector
 		what string
 	)
-	if uf.proof != "" {
-		if sec, err = uf.public(); err != nil {
+	if uf.Proof != "" {
+		if sec, err = uf.Public(); err != nil {
 			return fmt.Errorf("verify: %w", err)
 		}
 		if sc, err = set.For(sec.Proof()); err != nil {
@@ -83,42 +79,6 @@ func RunVerify(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("%s: ok: %d partition proofs verify for %s (%s, %s)\n", *proofPath, sec.Partitions(), sec, ref, describeKey(v))
 	return nil
-}
-
-// updateFlags name a SnapDeals update by its public data: the registered
-// update proof and the three commitments (64 hex digits, or the CIDs
-// Curio and lotus print: sector key and sealed CIDs for comm_r, the
-// unsealed CID for comm_d).
-type updateFlags struct {
-	proof, commROld, commRNew, commDNew string
-}
-
-func (f *updateFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&f.proof, "update-proof", "", "a SnapDeals update proof: the registered update proof (StackedDrg2KiBV1 ... StackedDrg64GiBV1), with --comm-r-old, --comm-r-new and --comm-d-new instead of --c1")
-	fs.StringVar(&f.commROld, "comm-r-old", "", "update: comm_r_old, the sector key (hex or CID)")
-	fs.StringVar(&f.commRNew, "comm-r-new", "", "update: comm_r_new, the new sealed CID (hex or CID)")
-	fs.StringVar(&f.commDNew, "comm-d-new", "", "update: comm_d_new, the new unsealed CID (hex or CID)")
-}
-
-// public is the update's public data (c2.UpdatePublic).
-func (f *updateFlags) public() (*c2.UpdateSector, error) {
-	info, err := proofs.UpdateByName(f.proof)
-	if err != nil {
-		return nil, fmt.Errorf("--update-proof: %w", err)
-	}
-	var c [3][32]byte
-	for i, v := range []struct {
-		flag, s string
-		k       commcid.Kind
-	}{{"comm-r-old", f.commROld, commcid.Sealed}, {"comm-r-new", f.commRNew, commcid.Sealed}, {"comm-d-new", f.commDNew, commcid.Unsealed}} {
-		if v.s == "" {
-			return nil, fmt.Errorf("--update-proof needs --%s", v.flag)
-		}
-		if c[i], err = c2.ParseCommitment(v.s, v.k); err != nil {
-			return nil, fmt.Errorf("--%s: %w", v.flag, err)
-		}
-	}
-	return c2.UpdatePublic(info, c[0], c[1], c[2])
 }
 
 // describeKey names a verifier's key as its scheme names it (the

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,12 +15,15 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/storage"
 )
 
-// C1Files expands --c1 arguments: files, or directories of *.c1.json.
+// C1Files expands --c1 arguments: files, or directories of *.c1.json (C1s)
+// and *.update.json (SnapDeals update inputs, as c2flow update writes them).
 func C1Files(args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
@@ -31,9 +35,13 @@ func C1Files(args []string) ([]string, error) {
 			out = append(out, a)
 			continue
 		}
-		m, err := filepath.Glob(filepath.Join(a, "*.c1.json"))
-		if err != nil {
-			return nil, err
+		var m []string
+		for _, pat := range []string{"*.c1.json", "*.update.json"} {
+			g, err := filepath.Glob(filepath.Join(a, pat))
+			if err != nil {
+				return nil, err
+			}
+			m = append(m, g...)
 		}
 		sort.Strings(m)
 		out = append(out, m...)
@@ -52,7 +60,10 @@ func RunSubmit(ctx context.Context, args []string) error {
 	tf.Add(fs)
 	sf.Add(fs)
 	lf.Add(fs, "warn")
-	c1 := fs.String("c1", "", "C1 files or directories, comma-separated")
+	c1 := fs.String("c1", "", "C1 files or directories, comma-separated (SnapDeals update inputs, <id>.update.json, too)")
+	snap := fs.String("snap-vproof", "", "a SnapDeals update's vanilla proofs as Curio stores them (snap-vproof.json), with --update-proof, the three commitments, --prover-id and --sector-id")
+	var uf cli.UpdateFlags
+	uf.Add(fs)
 	id := fs.String("batch-id", "", "batch id (default: derived from the sectors' identities (prover, sector, C1 digest), so a resubmission of the same C1s is the same batch, and reruns it: each stored C2 is checked, what is missing or bad is proved)")
 	wait := fs.Bool("wait", false, "wait for the batch and print its result")
 	out := fs.String("out", "", "with --wait: write each proved sector's C2 proof into this directory as <prover>-<sector>.proof (checked against its manifest)")
@@ -65,8 +76,8 @@ func RunSubmit(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *c1 == "" {
-		return fmt.Errorf("submit: --c1 is required")
+	if *c1 == "" && *snap == "" {
+		return fmt.Errorf("submit: --c1 or --snap-vproof is required")
 	}
 	// The workflow would replace these silently (priority 3, 8 in flight):
 	// a typo would run under settings nobody asked for.
@@ -83,9 +94,26 @@ func RunSubmit(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	files, err := C1Files(strings.Split(*c1, ","))
-	if err != nil {
-		return err
+	var ins []batch.Input
+	if *c1 != "" {
+		files, err := C1Files(strings.Split(*c1, ","))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				return fmt.Errorf("submit: %w", err)
+			}
+			ins = append(ins, batch.Input{Name: f, Raw: raw})
+		}
+	}
+	if *snap != "" {
+		in, err := SnapInput(*snap, &uf, &cf)
+		if err != nil {
+			return fmt.Errorf("submit: %w", err)
+		}
+		ins = append(ins, in)
 	}
 	store, err := sf.Open(ctx)
 	if err != nil {
@@ -94,10 +122,10 @@ func RunSubmit(ctx context.Context, args []string) error {
 	if *out != "" && !*wait {
 		return fmt.Errorf("submit: --out needs --wait")
 	}
-	if cf.SectorID != "" && len(files) > 1 {
-		return fmt.Errorf("submit: --sector-id names one file's sector, %d files given", len(files))
+	if cf.SectorID != "" && len(ins) > 1 {
+		return fmt.Errorf("submit: --sector-id names one file's sector, %d files given", len(ins))
 	}
-	refs, err := batch.UploadC1(ctx, store, files, IdentifyC1(&cf))
+	refs, err := batch.UploadInputs(ctx, store, ins, IdentifyC1(&cf))
 	if err != nil {
 		return err
 	}
@@ -244,4 +272,54 @@ func (b *progressBar) done() {
 	if b.tty && b.last != "" {
 		fmt.Fprintln(b.f)
 	}
+}
+
+// SnapInput is the update input (c2.UpdateInput) of Curio's snap vanilla
+// proofs in file (a JSON array of base64 bincode PartitionProofs), the
+// update proof and commitments uf names and the sector cf names.
+func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, error) {
+	info, err := uf.Info()
+	if err != nil {
+		return batch.Input{}, err
+	}
+	c, err := uf.Commitments()
+	if err != nil {
+		return batch.Input{}, err
+	}
+	if cf.ProverID == "" || cf.SectorID == "" {
+		return batch.Input{}, fmt.Errorf("--snap-vproof %s: give the sector's --prover-id and --sector-id", file)
+	}
+	prover, err := c2.ParseProverHint(cf.ProverID)
+	if err != nil {
+		return batch.Input{}, err
+	}
+	sector, err := strconv.ParseUint(cf.SectorID, 10, 64)
+	if err != nil {
+		return batch.Input{}, fmt.Errorf("--sector-id: %w", err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return batch.Input{}, err
+	}
+	var max int64
+	max, err = c2.MaxUpdateInputBytes(info)
+	if err != nil {
+		return batch.Input{}, err
+	}
+	if int64(len(b)) > max {
+		return batch.Input{}, fmt.Errorf("--snap-vproof %s: %d bytes, over the %d-byte bound of a %s update: not decoded", file, len(b), max, info.Name)
+	}
+	parts, err := update.DecodeCurioVanilla(b)
+	if err != nil {
+		return batch.Input{}, fmt.Errorf("--snap-vproof %s: %w", file, err)
+	}
+	in := c2.UpdateInput{Proof: info, ProverID: prover, SectorID: sector, CommROld: c[0], CommRNew: c[1], CommDNew: c[2]}
+	for _, p := range parts {
+		in.Vanilla = append(in.Vanilla, p.Bincode())
+	}
+	raw, err := in.Encode()
+	if err != nil {
+		return batch.Input{}, err
+	}
+	return batch.Input{Name: file, Raw: raw}, nil
 }
