@@ -301,8 +301,7 @@ func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, erro
 	if err != nil {
 		return batch.Input{}, err
 	}
-	var max int64
-	max, err = c2.MaxUpdateInputBytes(info)
+	max, err := c2.MaxUpdateInputBytes(info)
 	if err != nil {
 		return batch.Input{}, err
 	}
