@@ -28,10 +28,14 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
 	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/stack"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -797,4 +801,159 @@ func BenchmarkGatewayOverhead(b *testing.B) {
 	b.ReportMetric(gwTotal.Seconds()/float64(b.N), "gateway-s/proof")
 	b.ReportMetric(subTotal.Seconds()/float64(b.N), "submit-s/proof")
 	b.ReportMetric(ratios[len(ratios)/2], "median-ratio")
+}
+
+// snapUpdate is a 2KiB SnapDeals update of a miner's sector, made by the
+// test updater, as Curio holds it: its snap-vproof.json and the CIDs of
+// its commitments.
+type snapUpdate struct {
+	miner, number                uint64
+	vproofJSON                   []byte
+	sectorKey, sealed, unsealed  string // CIDs
+	commROld, commRNew, commDNew [32]byte
+}
+
+func updateForMiner(t testing.TB, miner, number uint64) snapUpdate {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := c2.New(c2.Params{}, nil).Update().SealTest(context.Background(), scheme.SealRequest{
+		Proof: c2.UpdatePrefix + "StackedDrg2KiBV1", Prover: proofs.ProverID(miner), First: number, N: 1, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "updates.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m c2.UpdateManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	e := m.Sectors[0]
+	u := snapUpdate{miner: miner, number: number, sectorKey: e.SectorKey, sealed: e.SealedCID, unsealed: e.UnsealedCID}
+	if u.vproofJSON, err = os.ReadFile(filepath.Join(dir, e.Vanilla)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cid string
+		k   commcid.Kind
+		dst *[32]byte
+	}{{e.SectorKey, commcid.Sealed, &u.commROld}, {e.SealedCID, commcid.Sealed, &u.commRNew}, {e.UnsealedCID, commcid.Unsealed, &u.commDNew}} {
+		// commcid.CIDToReplicaCommitmentV1 / CIDToDataCommitmentV1: the digest.
+		if *c.dst, err = commcid.ParseString(c.cid, c.k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return u
+}
+
+// request builds the request exactly as curio's ProveUpdateCuzk does: the
+// snap vanilla JSON unmarshalled into [][]byte, the commitments as the
+// raw 32 bytes of their CIDs.
+func (u snapUpdate) request(t testing.TB) *cuzkpb.SubmitProofRequest {
+	t.Helper()
+	var vproofs [][]byte
+	if err := json.Unmarshal(u.vproofJSON, &vproofs); err != nil {
+		t.Fatal(err)
+	}
+	return &cuzkpb.SubmitProofRequest{
+		RequestId:       fmt.Sprintf("snap-%d-%d", u.miner, u.number),
+		ProofKind:       cuzkpb.ProofKind_SNAP_DEALS_UPDATE,
+		SectorSize:      2 << 10,
+		RegisteredProof: uint64(proofs.UpdateStackedDrg2KiBV1),
+		Priority:        cuzkpb.Priority_NORMAL,
+		VanillaProofs:   vproofs,
+		SectorNumber:    u.number,
+		MinerId:         u.miner,
+		CommROld:        u.commROld[:],
+		CommRNew:        u.commRNew[:],
+		CommDNew:        u.commDNew[:],
+	}
+}
+
+// Curio's PoRep C2 and SnapDeals requests, sent at once to `c2flow dev
+// --cuzk --dev-setup` as Curio's tasks send them: the PoRep proof and the
+// update proof come back and verify (the update's with `c2flow verify
+// --update-proof` against the CIDs); a corrupt update's request fails
+// alone, naming its partition, challenge and tree, with nothing stored;
+// and the update sent again with its commitments as CID bytes (the proto's
+// first callers' form) is the same job: the same proof, not proved again.
+func TestGatewayProvesSnapDeals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("proves Filecoin 2KiB sectors and updates through c2flow dev")
+	}
+	d := startDevCuzk(t, "--dev-setup")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	curio := newCurioClient(t, d.cuzk)
+	const miner = 3000
+	porep, up, bad := sealForMiner(t, miner, 11), updateForMiner(t, miner, 12), updateForMiner(t, miner, 13)
+	badReq := bad.request(t)
+	p, err := update.DecodePartitionProof(badReq.VanillaProofs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Challenges[2].DNew.Leaf[0] ^= 1
+	badReq.VanillaProofs[0] = p.Bincode()
+
+	var wg sync.WaitGroup
+	var porepRes, upRes *cuzkpb.AwaitProofResponse
+	var porepErr, upErr, badErr error
+	wg.Go(func() { porepRes, porepErr = curio.Prove(ctx, porep.request(t)) })
+	wg.Go(func() { upRes, upErr = curio.Prove(ctx, up.request(t)) })
+	wg.Go(func() { _, badErr = curio.Prove(ctx, badReq) })
+	wg.Wait()
+	if porepErr != nil || upErr != nil {
+		t.Fatalf("PoRep: %v; update: %v\n%s", porepErr, upErr, d.proc.output())
+	}
+	if !errors.Is(badErr, errCuzkFailed) || !strings.Contains(badErr.Error(), "partition 0: challenge 2") || !strings.Contains(badErr.Error(), "tree D new") {
+		t.Errorf("corrupt update: %v, want a FAILED result naming partition 0, challenge 2, tree D new", badErr)
+	}
+	prover := proofs.ProverID(miner)
+	if keys, err := d.store.List(ctx, "c1/"+hex.EncodeToString(prover[:])+"/13/"); err != nil || len(keys) != 0 {
+		t.Errorf("the corrupt update was stored: %v %v", keys, err)
+	}
+	verifyWithCLI(t, d, porep, porepRes.Proof)
+	if len(upRes.Proof) != 192 || upRes.GpuComputeMs == 0 || !strings.HasPrefix(upRes.JobId, "snap/UpdateStackedDrg2KiBV1/") {
+		t.Errorf("update: %d-byte proof, gpu %d ms, job %s", len(upRes.Proof), upRes.GpuComputeMs, upRes.JobId)
+	}
+	verifyUpdateWithCLI(t, d, up, upRes.Proof)
+	syn := d.syntheses(t)
+	if syn != 2 {
+		t.Errorf("a PoRep sector and an update of one partition each took %d syntheses", syn)
+	}
+
+	// The same update, its commitments as CID bytes: the same job.
+	cids := up.request(t)
+	cids.CommROld, cids.CommRNew, cids.CommDNew = commcid.CID(up.commROld, commcid.Sealed), commcid.CID(up.commRNew, commcid.Sealed), commcid.CID(up.commDNew, commcid.Unsealed)
+	again, err := curio.Prove(ctx, cids)
+	if err != nil || again.JobId != upRes.JobId || !bytes.Equal(again.Proof, upRes.Proof) {
+		t.Fatalf("the update with CID commitments: %v, job %s (want %s), same proof %v", err, again.GetJobId(), upRes.JobId, err == nil && bytes.Equal(again.Proof, upRes.Proof))
+	}
+	if n := d.syntheses(t); n != syn {
+		t.Errorf("the update sent again was synthesized again (%d -> %d)", syn, n)
+	}
+}
+
+// verifyUpdateWithCLI checks an update proof with `c2flow verify
+// --update-proof` against the CIDs Curio holds, under the published
+// DEVELOPMENT parameters; a flipped bit is refused.
+func verifyUpdateWithCLI(t testing.TB, d *devWithCuzk, u snapUpdate, proof []byte) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "update.proof")
+	args := []string{"verify", "--update-proof", "StackedDrg2KiBV1", "--comm-r-old", u.sectorKey, "--comm-r-new", u.sealed, "--comm-d-new", u.unsealed,
+		"--proof", file, "--filecoin-params", d.filecoinParamsForProof}
+	if err := os.WriteFile(file, proof, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := dispatch(context.Background(), args); err != nil {
+		t.Errorf("c2flow verify of sector %d's update proof: %v", u.number, err)
+	}
+	bad := bytes.Clone(proof)
+	bad[len(bad)/2] ^= 1
+	if err := os.WriteFile(file, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := dispatch(context.Background(), args); err == nil {
+		t.Errorf("c2flow verify accepted sector %d's update proof with a flipped bit", u.number)
+	}
 }

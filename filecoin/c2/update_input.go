@@ -159,8 +159,10 @@ func DecodeUpdateInput(raw []byte) (*UpdateInput, []*update.PartitionProof, erro
 // print it (commcid.ParseString), kind telling comm_r (Sealed) from comm_d
 // (Unsealed) CIDs.
 func ParseCommitment(s string, kind commcid.Kind) ([32]byte, error) {
-	if len(s) == 64 {
-		return seal.ParseHex32(s)
+	// A CID string can be 64 characters long too (a CommD's is): hex only
+	// where every digit is one.
+	if c, err := seal.ParseHex32(s); err == nil {
+		return c, nil
 	}
 	return commcid.ParseString(s, kind)
 }
