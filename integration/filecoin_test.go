@@ -104,19 +104,7 @@ func TestFilecoinAndTestSchemeInOneBatch(t *testing.T) {
 	s := newStack(t, "2KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	for _, f := range []string{c2.ParametersJSON, c2.DevMarker} {
-		if err := s.store.UploadFile(ctx, c2.RemotePrefix+f, filepath.Join(dir, f)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".params") || strings.HasSuffix(e.Name(), ".vk") {
-			if err := s.store.UploadFile(ctx, c2.RemotePrefix+e.Name(), filepath.Join(dir, e.Name())); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	s.publishFilecoinDevParams(ctx, dir)
 	// Split roles, as a fleet runs: the orchestrator stores and verifies
 	// the C2s with the .vk alone (it downloads no .params), the prover
 	// proves.
@@ -163,7 +151,7 @@ func TestFilecoinAndTestSchemeInOneBatch(t *testing.T) {
 		t.Errorf("the orchestrator stored %d C2s, want 3", so.Host.Stored)
 	}
 	var vks int
-	ents, _ = os.ReadDir(orchDir)
+	ents, _ := os.ReadDir(orchDir)
 	for _, e := range ents {
 		switch {
 		case strings.HasSuffix(e.Name(), ".params"):
