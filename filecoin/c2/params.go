@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/internal/flock"
 	"github.com/c2flow/c2flow/scheme"
@@ -513,7 +514,10 @@ func findParamsPair(dir string, sp *spec) (*paramsPair, error) {
 			continue
 		}
 		if !strings.HasPrefix(name, want) {
-			if strings.HasPrefix(name, "v28-") {
+			switch {
+			case strings.HasPrefix(name, PairPrefix) && strings.HasPrefix(want, PairPrefix):
+				seen = append(seen, name+" (another tree shape)")
+			case strings.HasPrefix(name, update.ParamsVersion+"-"):
 				seen = append(seen, name+" (another circuit)")
 			}
 			continue
