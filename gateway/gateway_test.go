@@ -40,12 +40,16 @@ func TestPriority(t *testing.T) {
 // A job id names the proof and the sector's identity, and reads back.
 func TestJobID(t *testing.T) {
 	ref := job.SectorRef{ProverID: strings.Repeat("e8", 32), SectorID: 7, C1Digest: strings.Repeat("ab", 32), Profile: "StackedDrg2KiBV1_1"}
-	j := porepJob{ref: ref}
-	got, err := parseJobID(j.id())
-	if err != nil || got.ref != ref {
-		t.Fatalf("parseJobID(%q) = %+v, %v", j.id(), got.ref, err)
+	snap := ref
+	snap.Profile = "UpdateStackedDrg2KiBV1"
+	for _, j := range []porepJob{{kind: kindPoRep, ref: ref}, {kind: kindSnap, ref: snap}} {
+		got, err := parseJobID(j.id())
+		if err != nil || got.ref != j.ref || got.kind != j.kind {
+			t.Fatalf("parseJobID(%q) = %+v, %v", j.id(), got, err)
+		}
 	}
 	for _, bad := range []string{"", "porep-1000-7", "porep/StackedDrg2KiBV1_1/" + ref.ProverID + "/x/" + ref.C1Digest,
+		"wpost/StackedDrg2KiBV1_1/" + ref.Identity(),
 		"porep/StackedDrg2KiBV1_1/abcd/7/" + ref.C1Digest, "fwd/a/b/c/d"} {
 		if _, err := parseJobID(bad); err == nil {
 			t.Errorf("parseJobID(%q) accepted", bad)
