@@ -15,6 +15,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/prover"
@@ -106,9 +107,9 @@ func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h 
 		return job.SectorRef{}, err
 	}
 	if h.ProverID != "" {
-		p, err := ParseProverHint(h.ProverID)
+		p, err := seal.ParseHex32(h.ProverID)
 		if err != nil {
-			return job.SectorRef{}, err
+			return job.SectorRef{}, fmt.Errorf("--prover-id: %w", err)
 		}
 		if p != in.ProverID {
 			return job.SectorRef{}, fmt.Errorf("--prover-id %x, but the update input is of prover %x", p, in.ProverID)
@@ -127,15 +128,6 @@ func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h 
 		return job.SectorRef{}, fmt.Errorf("does not verify natively against its commitments, not submitted: %w", err)
 	}
 	return ref, nil
-}
-
-// ParseProverHint reads a prover id given in hex.
-func ParseProverHint(s string) ([32]byte, error) {
-	b, err := hex.DecodeString(strings.TrimPrefix(s, "0x"))
-	if err != nil || len(b) != 32 {
-		return [32]byte{}, fmt.Errorf("--prover-id %q: not 32 bytes of hex", s)
-	}
-	return [32]byte(b), nil
 }
 
 // Decode implements scheme.Scheme (DecodeUpdate).

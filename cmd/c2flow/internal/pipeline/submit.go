@@ -16,6 +16,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
@@ -289,9 +290,9 @@ func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, erro
 	if cf.ProverID == "" || cf.SectorID == "" {
 		return batch.Input{}, fmt.Errorf("--snap-vproof %s: give the sector's --prover-id and --sector-id", file)
 	}
-	prover, err := c2.ParseProverHint(cf.ProverID)
+	prover, err := seal.ParseHex32(cf.ProverID)
 	if err != nil {
-		return batch.Input{}, err
+		return batch.Input{}, fmt.Errorf("--prover-id: %w", err)
 	}
 	sector, err := strconv.ParseUint(cf.SectorID, 10, 64)
 	if err != nil {
