@@ -83,37 +83,17 @@ func (p *ProverPhases) sector(ctx context.Context, ref job.SectorRef) (scheme.Se
 	return p.Sectors.Get(ctx, ref.Identity(), func() (scheme.Sector, int64, error) { return p.decode(ctx, ref) })
 }
 
-// decode is sector without the cache; it returns the C1's size too.
+// decode is sector without the cache (scheme.Set.LoadSector, the
+// gateway's load path too); it returns the input's size too.
 func (p *ProverPhases) decode(ctx context.Context, ref job.SectorRef) (scheme.Sector, int64, error) {
-	sc, err := p.Schemes.For(ref.Profile)
-	if err != nil {
-		return nil, 0, badC1(ref, fmt.Errorf("declared proof: %w", err))
-	}
-	// Bounded memory whoever wrote the object: its size is checked against
-	// the declared proof's bound before a byte is read.
-	limit, err := sc.MaxC1Bytes(ref.Profile)
-	if err != nil {
-		return nil, 0, badC1(ref, fmt.Errorf("declared proof: %w", err))
-	}
-	size, err := p.Artifacts.Size(ctx, storage.C1Key(ref.Identity()))
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: read C1: %w", ref, err)
-	}
-	if size > limit {
-		return nil, 0, badC1(ref, fmt.Errorf("(file): the object has %d bytes, a %s C1 at most %d", size, ref.Profile, limit))
-	}
-	raw, err := p.Artifacts.GetC1(ctx, ref.Identity(), ref.C1Digest)
-	switch {
-	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
-		return nil, 0, badC1(ref, err)
-	case err != nil:
-		return nil, 0, fmt.Errorf("%s: read C1: %w", ref, err)
-	}
-	s, err := sc.Decode(raw, ref)
-	if err != nil {
+	s, n, err := p.Schemes.LoadSector(ctx, p.Artifacts, ref)
+	if errors.Is(err, scheme.ErrBadInput) {
 		return nil, 0, badC1(ref, err)
 	}
-	return s, int64(len(raw)), nil
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", ref, err)
+	}
+	return s, n, nil
 }
 
 // circuit returns the circuit of a sector's proof; missing keys are a
@@ -161,11 +141,7 @@ func (p *ProverPhases) sectorVerifier(ctx context.Context, ref job.SectorRef) (s
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := p.Schemes.For(s.Proof())
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := sc.Verifier(ctx, s.Proof())
+	v, err := p.Schemes.VerifierOf(ctx, s)
 	if err != nil {
 		return nil, nil, noKeys(err)
 	}
@@ -357,21 +333,13 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 func (p *ProverPhases) Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
 	id := ref.Identity()
 	out := job.LookupOutput{C2Key: storage.C2Key(id)}
-	_, proof, err := p.Artifacts.GetC2(ctx, id)
-	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		if _, herr := p.Artifacts.Head(ctx, storage.C2Key(id)); herr == nil {
-			out.Found, out.Reason = true, "the C2's manifest is missing"
-		}
+	if _, err := p.Artifacts.Head(ctx, storage.C2Key(id)); errors.Is(err, storage.ErrNotFound) {
 		return out, nil
-	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
-		out.Found, out.Reason = true, err.Error()
-		return out, nil
-	case err != nil:
+	} else if err != nil {
 		return out, err
 	}
 	out.Found = true
-	s, c, err := p.sectorVerifier(ctx, ref)
+	s, err := p.sector(ctx, ref)
 	if err != nil {
 		if isAppError(err, job.ErrBadC1) {
 			out.Reason = "its C1 cannot be checked: " + err.Error()
@@ -379,11 +347,17 @@ func (p *ProverPhases) Lookup(ctx context.Context, ref job.SectorRef) (job.Looku
 		}
 		return out, err
 	}
-	if err := c.VerifyC2(s, proof); err != nil {
-		out.Reason = "the stored proof does not verify: " + err.Error()
-		return out, nil
+	_, _, err = p.Schemes.StoredC2(ctx, p.Artifacts, ref, s)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		out.Reason = "the C2's manifest is missing"
+	case errors.Is(err, scheme.ErrBadStored):
+		out.Reason = err.Error()
+	case err != nil:
+		return out, noKeys(err)
+	default:
+		out.Valid = true
 	}
-	out.Valid = true
 	return out, nil
 }
 

@@ -13,16 +13,16 @@ import (
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/params/paramstest"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/schemetest"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
@@ -40,7 +40,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	c1 := poreptest.Sector(t, profile, 21).C1()
-	ref, err := batch.PutC1(ctx, store, c1)
+	ref, err := schemetest.PutC1(ctx, store, c1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 	srv := s3test.Start(t)
 	store := srv.Store("c2flow-test")
 	c1 := poreptest.Sector(t, profile, 31).C1()
-	ref, err := batch.PutC1(ctx, store, c1)
+	ref, err := schemetest.PutC1(ctx, store, c1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 // partition's proof as the pipeline carries it to StoreC2.
 func partitionProofs(t *testing.T, pr *prover.Prover, slots *gpu.Slots, c1 *porep.C1, profile string) (*testscheme.C2, [][]byte) {
 	t.Helper()
-	c2, _, err := testscheme.ProveSector(context.Background(), pr, paramstest.Keys(t, profile), slots, c1, nil)
+	c2, _, err := schemetest.ProveSector(context.Background(), pr, paramstest.Keys(t, profile), slots, c1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

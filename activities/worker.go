@@ -18,6 +18,7 @@ import (
 
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/metrics"
+	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -48,12 +49,10 @@ type Config struct {
 	Devices       []int  // cuda: device indices (empty: all visible)
 	CPUDevices    int    // cpu: pseudo-devices sharing the cores
 	FinalizeSlots int    // concurrent finalizes (0: one per device)
-	EarlyG2       bool
 	// DeviceMemory caps each cuda device's memory use (gpu.WithDeviceMemory).
 	DeviceMemory int64
 	WitnessTTL   time.Duration    // idle witnesses are dropped after it (0: 15m)
 	DrainTimeout time.Duration    // on stop, time given to witnesses in memory to finish (0: 2m)
-	ParamsDir    string           // local parameter cache
 	StatsFile    string           // if set, JSON stats are written here every second and at exit
 	Hooks        *Hooks           // tests only: fault injection (nil in production)
 	Metrics      *metrics.Metrics `json:"-"` // optional: Prometheus metrics (the client's SDK handler too)
@@ -61,12 +60,9 @@ type Config struct {
 	// Spill is where split roles pass witnesses: "dir:PATH" (a disk every
 	// host mounts) or "s3" (the artifact store, under spill/).
 	Spill string
-	// FilecoinParams is the directory of Filecoin's parameter files
-	// (default: $FIL_PROOFS_PARAMETER_CACHE, else
-	// /var/tmp/filecoin-proof-parameters); files it lacks are downloaded
-	// from the store's params/filecoin/. Every worker runs both schemes:
-	// c2flow's test scheme (keys in ParamsDir and the store) and Filecoin's.
-	FilecoinParams string
+	// Schemes are the proof schemes the host runs, over its keys: the
+	// composition root's (registry.Schemes). A proving host needs them.
+	Schemes scheme.Set `json:"-"`
 	// ArrivalOrder serves devices first come (simulation comparisons).
 	ArrivalOrder bool
 }

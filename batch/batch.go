@@ -3,7 +3,6 @@
 package batch
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -18,7 +17,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -36,18 +34,6 @@ type Options struct {
 // the sector's identity with its declared proof. An error names what is
 // wrong with the file.
 type Identify func(ctx context.Context, path string, raw []byte) (job.SectorRef, error)
-
-// TestSchemeC1 identifies a C1 of c2flow's own test scheme: the file names
-// its prover, sector and profile.
-func TestSchemeC1(_ context.Context, _ string, raw []byte) (job.SectorRef, error) {
-	c1, err := porep.DecodeC1(bytes.NewReader(raw))
-	if err != nil {
-		return job.SectorRef{}, err
-	}
-	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, raw)
-	ref.Profile = c1.Profile.Name
-	return ref, nil
-}
 
 // UploadC1 identifies C1 files locally (identify) and stores them under
 // their content-addressed keys, returning the batch's sector identities
@@ -95,34 +81,6 @@ func UploadInputs(ctx context.Context, store *storage.Store, ins []Input, identi
 		refs = append(refs, ref)
 	}
 	return refs, nil
-}
-
-// TestProfiles returns the test-scheme profiles the sectors declare (their
-// keys are c2flow's own development setups); other proofs are left out.
-func TestProfiles(refs []job.SectorRef) []porep.Profile {
-	seen := map[string]bool{}
-	var ps []porep.Profile
-	for _, r := range refs {
-		p, err := porep.LookupProfile(r.Profile)
-		if err != nil || seen[p.Name] {
-			continue
-		}
-		seen[p.Name] = true
-		ps = append(ps, p)
-	}
-	return ps
-}
-
-// PutC1 encodes a C1 and stores it under its sector identity, which it
-// returns (tests and the demo, which hold decoded C1s).
-func PutC1(ctx context.Context, store *storage.Store, c1 *porep.C1) (job.SectorRef, error) {
-	var b bytes.Buffer
-	if err := c1.Encode(&b); err != nil {
-		return job.SectorRef{}, fmt.Errorf("encode C1 of sector %d: %w", c1.SectorID, err)
-	}
-	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, b.Bytes())
-	ref.Profile = c1.Profile.Name
-	return ref, store.PutC1(ctx, ref.Identity(), b.Bytes())
 }
 
 // ID derives a batch id from its sectors' identities: the same sectors

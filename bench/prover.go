@@ -14,11 +14,11 @@ import (
 	"github.com/consensys/gnark/frontend"
 
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/circuit"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/circuit"
 )
 
 // ProverRun is one alternation: the split prover and gnark's Prove on the

@@ -22,7 +22,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 )
 
 const dashboardFile = "grafana/dashboards/c2flow.json"

@@ -6,11 +6,10 @@
 // already proved gets its stored proof back, checked, without being proved
 // again. The gateway keeps no state of its own (Temporal and S3 hold it),
 // so any number of gateways can serve one fleet and a restart loses
-// nothing. SnapDeals updates (SNAP_DEALS_UPDATE) are proved the same way,
-// keyed by (prover, sector, digest of the update input: vanilla proofs
-// and commitments). The kinds c2flow does not prove (WindowPoSt,
-// WinningPoSt) are passed unchanged to another cuzk-protocol server
-// (Config.Forward), or refused at once with codes.Unimplemented.
+// nothing. Every kind a scheme admits (scheme.Admitter: PoRep, SnapDeals
+// updates) is proved the same way, keyed by its input's identity. The
+// kinds no scheme admits are passed unchanged to another cuzk-protocol
+// server (Config.Forward), or refused at once with codes.Unimplemented.
 package gateway
 
 import (
@@ -41,9 +40,9 @@ type Config struct {
 	// Namespace is Temporal's namespace of the client ("": default).
 	Namespace string
 	Store     *storage.Store
-	// Schemes decode stored inputs and verify every proof before it is
-	// returned: Filecoin's seal and update schemes over the published
-	// verifying keys (filecoin/c2.Schemes with the store as its Remote).
+	// Schemes admit requests (scheme.Admitter), decode stored inputs and
+	// verify every proof before it is returned, over the published
+	// verifying keys (registry.Schemes with the store as its Remote).
 	Schemes scheme.Set
 	// Forward, when set, receives the requests of the kinds c2flow does not
 	// prove, unchanged; nil refuses them.
@@ -109,8 +108,8 @@ const forwardedPrefix = "fwd:"
 
 // SubmitProof starts a job and returns its id at once.
 func (s *Server) SubmitProof(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.SubmitProofResponse, error) {
-	switch req.GetProofKind() {
-	case cuzkpb.ProofKind_POREP_SEAL_COMMIT, cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
+	switch {
+	case s.proves(req.GetProofKind()):
 		j, err := s.start(ctx, req)
 		if err != nil {
 			var bad *badRequest
@@ -143,8 +142,8 @@ func (s *Server) Prove(ctx context.Context, req *cuzkpb.ProveRequest) (*cuzkpb.P
 	if sub == nil {
 		return nil, status.Error(codes.InvalidArgument, "ProveRequest has no submit")
 	}
-	switch sub.GetProofKind() {
-	case cuzkpb.ProofKind_POREP_SEAL_COMMIT, cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
+	switch {
+	case s.proves(sub.GetProofKind()):
 		t0 := time.Now()
 		res, err := s.prove(ctx, sub)
 		if err != nil {
@@ -184,11 +183,11 @@ func (s *Server) AwaitProof(ctx context.Context, req *cuzkpb.AwaitProofRequest) 
 		resp.JobId = id
 		return resp, nil
 	}
-	j, err := parseJobID(id)
+	j, err := parseJobID(id, s.cfg.Schemes)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	res, err := s.await(ctx, j, time.Duration(req.GetTimeoutMs())*time.Millisecond)
+	res, err := s.await(ctx, j, time.Duration(req.GetTimeoutMs())*time.Millisecond, false)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -205,7 +204,7 @@ func (s *Server) CancelProof(ctx context.Context, req *cuzkpb.CancelProofRequest
 		}
 		return s.cfg.Forward.CancelProof(ctx, &cuzkpb.CancelProofRequest{JobId: up})
 	}
-	j, err := parseJobID(id)
+	j, err := parseJobID(id, s.cfg.Schemes)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -272,7 +271,7 @@ func (s *Server) prove(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cu
 	case err != nil:
 		return nil, err
 	}
-	res, err := s.await(ctx, j, 0)
+	res, err := s.await(ctx, j, 0, true)
 	if err == nil {
 		s.log.Info("cuzk Prove done", "request_id", req.GetRequestId(), "job", j.id(), "status", res.Status.String(), "error", res.ErrorMessage)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // cuzk's priorities map onto c2flow's keys (1 most urgent); UNSPECIFIED
@@ -42,18 +44,28 @@ func TestJobID(t *testing.T) {
 	ref := job.SectorRef{ProverID: strings.Repeat("e8", 32), SectorID: 7, C1Digest: strings.Repeat("ab", 32), Profile: "StackedDrg2KiBV1_1"}
 	snap := ref
 	snap.Profile = "UpdateStackedDrg2KiBV1"
-	for _, j := range []porepJob{{kind: kindPoRep, ref: ref}, {kind: kindSnap, ref: snap}} {
-		got, err := parseJobID(j.id())
+	set := registry.Schemes(registry.Options{})
+	for _, j := range []proofJob{{kind: scheme.KindPoRep, ref: ref}, {kind: scheme.KindSnap, ref: snap}} {
+		got, err := parseJobID(j.id(), set)
 		if err != nil || got.ref != j.ref || got.kind != j.kind {
 			t.Fatalf("parseJobID(%q) = %+v, %v", j.id(), got, err)
 		}
 	}
 	for _, bad := range []string{"", "porep-1000-7", "porep/StackedDrg2KiBV1_1/" + ref.ProverID + "/x/" + ref.C1Digest,
 		"wpost/StackedDrg2KiBV1_1/" + ref.Identity(),
-		"porep/StackedDrg2KiBV1_1/abcd/7/" + ref.C1Digest, "fwd/a/b/c/d"} {
-		if _, err := parseJobID(bad); err == nil {
+		"porep/StackedDrg2KiBV1_1/abcd/7/" + ref.C1Digest, "fwd/a/b/c/d",
+		// a proof of another kind, of no scheme, or in another case
+		"porep/UpdateStackedDrg2KiBV1/" + ref.Identity(), "snap/StackedDrg2KiBV1_1/" + ref.Identity(), "porep/2KiB/" + ref.Identity(),
+		"porep/StackedDrg2KiBV1_1/" + strings.ToUpper(ref.ProverID) + "/7/" + ref.C1Digest,
+		// over the bound
+		"porep/StackedDrg2KiBV1_1/" + ref.Identity() + strings.Repeat("/", 300)} {
+		if _, err := parseJobID(bad, set); err == nil {
 			t.Errorf("parseJobID(%q) accepted", bad)
 		}
+	}
+	// A huge id is refused unread, and never echoed whole.
+	if _, err := parseJobID(strings.Repeat("porep/", 1<<20), set); err == nil || len(err.Error()) > 300 {
+		t.Errorf("a 6 MiB job id: error of %d bytes", len(err.Error()))
 	}
 }
 
@@ -99,7 +111,7 @@ func TestListen(t *testing.T) {
 // SnapDeals request is c2flow's own: a malformed one is a FAILED result
 // naming its fault, never Unimplemented.
 func TestRefusedKinds(t *testing.T) {
-	s := New(Config{})
+	s := New(Config{Schemes: registry.Schemes(registry.Options{})})
 	ctx := context.Background()
 	snap, err := s.Prove(ctx, &cuzkpb.ProveRequest{Submit: &cuzkpb.SubmitProofRequest{ProofKind: cuzkpb.ProofKind_SNAP_DEALS_UPDATE, RegisteredProof: 3}})
 	if err != nil || snap.GetResult().GetStatus() != cuzkpb.AwaitProofResponse_FAILED || !strings.Contains(snap.GetResult().GetErrorMessage(), "no vanilla_proofs") {

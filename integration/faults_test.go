@@ -16,8 +16,9 @@ import (
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -333,7 +334,7 @@ func TestInvalidProofNeverStored(t *testing.T) {
 func TestBudgetSmallerThanOnePartition(t *testing.T) {
 	s := newStack(t, "32KiB")
 	cfg := workerConfig{Temporal: s.temporal.Addr(), S3: s.s3.Config("c2flow"),
-		Host: activities.Config{ID: "tiny", MemoryBudget: 1 << 20, Profiles: []string{"32KiB"}, ParamsDir: t.TempDir()}}
+		Host: activities.Config{ID: "tiny", MemoryBudget: 1 << 20, Profiles: []string{"32KiB"}}, Keys: registry.Options{ParamsDir: t.TempDir()}}
 	b, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envWorker+"="+string(b))

@@ -12,12 +12,13 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params/paramstest"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 )
 
 const filecoin2KiB = "StackedDrg2KiBV1_1"
@@ -27,8 +28,8 @@ const filecoin2KiB = "StackedDrg2KiBV1_1"
 // cache (made there on first use: about a minute on two cores).
 func filecoinDevParams(t *testing.T) string {
 	t.Helper()
-	cache := paramstest.FilecoinSetups()
-	dir := paramstest.FilecoinDevParams()
+	cache := fctest.Setups()
+	dir := fctest.DevParams()
 	if _, err := c2.DevSetup(context.Background(), filecoin2KiB, dir, cache, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +110,8 @@ func TestFilecoinAndTestSchemeInOneBatch(t *testing.T) {
 	// the C2s with the .vk alone (it downloads no .params), the prover
 	// proves.
 	orchDir := t.TempDir()
-	o := s.startWorker("o", activities.Config{Roles: []string{activities.RoleWorkflow}, FilecoinParams: orchDir})
-	w := s.startWorker("w", activities.Config{Roles: []string{activities.RoleProve}, PartitionWorkers: 2, FilecoinParams: t.TempDir()})
+	o := s.startWorkerKeys("o", activities.Config{Roles: []string{activities.RoleWorkflow}}, registry.Options{FilecoinParams: orchDir})
+	w := s.startWorkerKeys("w", activities.Config{Roles: []string{activities.RoleProve}, PartitionWorkers: 2}, registry.Options{FilecoinParams: t.TempDir()})
 
 	goodRef, goodRaw := s.putFilecoinC1(41, nil)
 	badRef, _ := s.putFilecoinC1(42, func(c *c1.SealCommitPhase1Output) {
@@ -174,13 +175,13 @@ func TestKillWorkerInFilecoinDevicePhase(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	pauseFile := filepath.Join(t.TempDir(), "paused")
-	a := s.startWorker("a", activities.Config{PartitionWorkers: 1, FilecoinParams: dir, Hooks: &activities.Hooks{PauseAt: "device", PauseFile: pauseFile}})
+	a := s.startWorkerKeys("a", activities.Config{PartitionWorkers: 1, Hooks: &activities.Hooks{PauseAt: "device", PauseFile: pauseFile}}, registry.Options{FilecoinParams: dir})
 	ref, raw := s.putFilecoinC1(51, nil)
 	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: "kill-filecoin", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	waitFile(t, pauseFile, 5*time.Minute)
-	b := s.startWorker("b", activities.Config{PartitionWorkers: 1, FilecoinParams: dir})
+	b := s.startWorkerKeys("b", activities.Config{PartitionWorkers: 1}, registry.Options{FilecoinParams: dir})
 	a.kill()
 	res, err := batch.Wait(ctx, s.client, "kill-filecoin", time.Second, nil)
 	if err != nil {

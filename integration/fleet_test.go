@@ -9,8 +9,8 @@ import (
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 )
 
 // A worker added to a running batch takes work without a restart; a worker

@@ -18,8 +18,9 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack/pgtest"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -188,7 +189,7 @@ func (s *stack) startWorkerIn(h *netHost, id string, hc activities.Config, s3c s
 	if out != nil {
 		w = io.MultiWriter(os.Stderr, out)
 	}
-	return s.startWorkerCmd(s.temporal.Addr(), id, hc, "", s3c, []string{"ip", "netns", "exec", h.ns}, w)
+	return s.startWorkerCmd(s.temporal.Addr(), id, hc, registry.Options{}, "", s3c, []string{"ip", "netns", "exec", h.ns}, w)
 }
 
 // outputFile is a file in the test's temporary directory for a worker's

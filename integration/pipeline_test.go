@@ -13,9 +13,10 @@ import (
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/schemetest"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3server"
 )
@@ -40,7 +41,7 @@ func scrapeMetrics(t *testing.T, url string, want []string) {
 
 func (s *stack) putC1(c1 *porep.C1) job.SectorRef {
 	s.t.Helper()
-	ref, err := batch.PutC1(context.Background(), s.store, c1)
+	ref, err := schemetest.PutC1(context.Background(), s.store, c1)
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack/pgtest"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 )
 
 // put2KiB puts the C1s of 2KiB test sectors first..last in the store.

@@ -21,9 +21,10 @@ import (
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/metrics"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
@@ -35,6 +36,7 @@ type workerConfig struct {
 	Temporal string            `json:"temporal"`
 	S3       storage.Config    `json:"s3"`
 	Host     activities.Config `json:"host"`
+	Keys     registry.Options  `json:"keys"`    // where its schemes find their keys
 	Metrics  string            `json:"metrics"` // address of the Prometheus endpoint, if any
 }
 
@@ -82,6 +84,8 @@ func runWorker(cfgJSON string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	cfg.Keys.Remote, cfg.Keys.Log = st, quiet
+	cfg.Host.Schemes = registry.Schemes(cfg.Keys)
 	deps, err := activities.ProverDeps(ctx, st, cfg.Host)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
@@ -194,6 +198,13 @@ func (s *stack) startWorker(id string, hc activities.Config) *workerProc {
 	return s.startWorkerMetrics(id, hc, "")
 }
 
+// startWorkerKeys starts a worker whose schemes find their keys as keys
+// says (its test-scheme key cache is always its own).
+func (s *stack) startWorkerKeys(id string, hc activities.Config, keys registry.Options) *workerProc {
+	s.t.Helper()
+	return s.startWorkerCmd(s.temporal.Addr(), id, hc, keys, "", s.s3.Config("c2flow"), nil, os.Stderr)
+}
+
 // startWorkerAt starts a worker against another Temporal server.
 func (s *stack) startWorkerAt(temporal, id string, hc activities.Config) *workerProc {
 	return s.startWorkerFull(temporal, id, hc, "")
@@ -210,21 +221,21 @@ func (s *stack) startWorkerMetrics(id string, hc activities.Config, metricsAddr 
 
 func (s *stack) startWorkerFull(temporal, id string, hc activities.Config, metricsAddr string) *workerProc {
 	s.t.Helper()
-	return s.startWorkerCmd(temporal, id, hc, metricsAddr, s.s3.Config("c2flow"), nil, os.Stderr)
+	return s.startWorkerCmd(temporal, id, hc, registry.Options{}, metricsAddr, s.s3.Config("c2flow"), nil, os.Stderr)
 }
 
 // startWorkerCmd starts a worker process with S3 configuration s3c: the
 // test binary, run under prefix (e.g. ip netns exec NS) if set, its output
 // to out.
-func (s *stack) startWorkerCmd(temporal, id string, hc activities.Config, metricsAddr string, s3c storage.Config, prefix []string, out io.Writer) *workerProc {
+func (s *stack) startWorkerCmd(temporal, id string, hc activities.Config, keys registry.Options, metricsAddr string, s3c storage.Config, prefix []string, out io.Writer) *workerProc {
 	s.t.Helper()
 	hc.ID = id
-	hc.ParamsDir = s.t.TempDir() // its own cache: keys come down from S3
+	keys.ParamsDir = s.t.TempDir() // its own cache: keys come down from S3
 	hc.StatsFile = filepath.Join(s.t.TempDir(), id+".json")
 	if len(hc.Profiles) == 0 {
 		hc.Profiles = []string{s.keys.Profile.Name}
 	}
-	b, _ := json.Marshal(workerConfig{Temporal: temporal, S3: s3c, Host: hc, Metrics: metricsAddr})
+	b, _ := json.Marshal(workerConfig{Temporal: temporal, S3: s3c, Host: hc, Keys: keys, Metrics: metricsAddr})
 	argv := append(append([]string{}, prefix...), os.Args[0], "-test.run=^$")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), envWorker+"="+string(b))

@@ -20,8 +20,8 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 	"github.com/c2flow/c2flow/storage/s3server"
 )
 

@@ -13,6 +13,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -81,7 +82,7 @@ func TestUpdatesAndPoRepInOneBatch(t *testing.T) {
 	}
 	s := newStack(t, "2KiB")
 	s.publishFilecoinDevParams(ctx, dir)
-	w := s.startWorker("w", activities.Config{PartitionWorkers: 2, FilecoinParams: t.TempDir()})
+	w := s.startWorkerKeys("w", activities.Config{PartitionWorkers: 2}, registry.Options{FilecoinParams: t.TempDir()})
 
 	porepRef, porepRaw := s.putFilecoinC1(61, nil)
 	upRef, upRaw := s.putUpdate(62, nil)

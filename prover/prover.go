@@ -89,17 +89,6 @@ type Solution struct {
 	SynthTime time.Duration
 }
 
-// StartOption configures one device phase (Start).
-type StartOption func(*startConfig)
-
-type startConfig struct {
-	order gpu.Order
-}
-
-// WithOrder ranks the partition's claim on a device among those waiting
-// (default: the zero Order, arrival order among equals).
-func WithOrder(o gpu.Order) StartOption { return func(c *startConfig) { c.order = o } }
-
 // Bytes is the memory the solution holds.
 func (s *Solution) Bytes() int64 {
 	return int64(cap(s.W)+cap(s.A)+cap(s.B)+cap(s.C)) * fr.Bytes
@@ -166,13 +155,9 @@ func (q *Quotient) Bytes() int64 {
 // acquires it: a slot is held for exactly this phase): Quotient, then MSM.
 // It consumes sol. A host runs the two steps itself, to give the freed
 // memory back between them.
-func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution, opts ...StartOption) (*Partial, error) {
-	var cfg startConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*Partial, error) {
 	var pt *Partial
-	_, err := slots.Run(ctx, cfg.order, func(dev gpu.Held) error {
+	_, err := slots.Run(ctx, gpu.Order{}, func(dev gpu.Held) error {
 		q, err := p.Quotient(ctx, dev, sol)
 		if err != nil {
 			return err

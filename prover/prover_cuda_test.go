@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/schemetest"
 )
 
 // Proofs whose device phase ran on the GPU verify with gnark's verifier.
@@ -20,7 +21,7 @@ func TestCUDAProofsVerify(t *testing.T) {
 	for _, profile := range []string{"2KiB", "32KiB"} {
 		p := newProver(t, profile)
 		c1 := poreptest.Sector(t, profile, 31).C1()
-		c2, times, err := testscheme.ProveSector(context.Background(), p.Prover, p.keys, slots, c1, nil)
+		c2, times, err := schemetest.ProveSector(context.Background(), p.Prover, p.keys, slots, c1, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", profile, err)
 		}

@@ -11,12 +11,13 @@ import (
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/params/paramstest"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/schemetest"
 )
 
 // testProver is the split prover over a test-scheme profile's keys, with
@@ -56,7 +57,7 @@ func TestSplitProofsVerify(t *testing.T) {
 		p := newProver(t, tc.profile)
 		p.EarlyG2 = tc.earlyG2
 		c1 := poreptest.Sector(t, tc.profile, 11).C1()
-		c2, times, err := testscheme.ProveSector(context.Background(), p.Prover, p.keys, cpuSlots(t, 1), c1, nil)
+		c2, times, err := schemetest.ProveSector(context.Background(), p.Prover, p.keys, cpuSlots(t, 1), c1, nil)
 		if err != nil {
 			t.Fatalf("%s early_g2=%v: %v", tc.profile, tc.earlyG2, err)
 		}

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 )
 
 // A spilled witness proves exactly as the one in memory, and a damaged

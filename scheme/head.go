@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/c2flow/c2flow/job"
 )
 
 // HeadBytes is how much of the start of a C1 file Recognize is given:
@@ -66,11 +68,11 @@ func ReadHead(b []byte) Head {
 // Recognize returns the scheme whose C1 format the start of a file is
 // (each scheme's Recognize decides, from ReadHead's parse), or an error
 // naming what the file's head holds.
-func (s Set) Recognize(head []byte) (Scheme, error) {
+func (s Set) Recognize(head []byte) (Identifier, error) {
 	h := ReadHead(head)
 	for _, sc := range s {
-		if sc.Recognize(h) {
-			return sc, nil
+		if id, ok := sc.(Identifier); ok && id.Recognize(h) {
+			return id, nil
 		}
 	}
 	what := "no JSON object"
@@ -86,14 +88,14 @@ func (s Set) Recognize(head []byte) (Scheme, error) {
 // Identify gives the identity of a C1 file (its name and bytes): the
 // scheme whose format it is (Recognize) binds it to its prover and sector
 // and checks it natively (Scheme.Identify).
-func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Scheme, Ident, error) {
+func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Identifier, job.SectorRef, error) {
 	sc, err := s.Recognize(raw)
 	if err != nil {
-		return nil, Ident{}, err
+		return nil, job.SectorRef{}, err
 	}
 	id, err := sc.Identify(ctx, name, raw, h)
 	if err != nil {
-		return nil, Ident{}, err
+		return nil, job.SectorRef{}, err
 	}
 	return sc, id, nil
 }

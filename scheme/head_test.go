@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/c2"
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
 )
 
 // A file is routed to the scheme whose format its head parses as: a

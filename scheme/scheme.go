@@ -30,13 +30,6 @@ import (
 // downloaded): an operator's fix, not the sector's fault.
 var ErrNoKeys = errors.New("no proving keys")
 
-// Ident is the identity a C1 must carry: the sector's identity, whose
-// prover and number the C1 must be of and whose Profile, when the
-// submitter declared it, its proof must be ("" accepts any of the
-// scheme's). Decode checks the bytes it is given, not C1Digest (the
-// caller read them by it).
-type Ident = job.SectorRef
-
 // Hints are what a user says of a C1 file that the file itself may not:
 // whose sector it is (a prover id in hex, a sector number in decimal).
 type Hints struct {
@@ -46,7 +39,11 @@ type Hints struct {
 // Given reports whether any hint is set.
 func (h Hints) Given() bool { return h.ProverID != "" || h.SectorID != "" }
 
-// Scheme is one family of C1 files and their circuits.
+// Scheme is one family of proofs as the pipeline runs them: inputs
+// decoded bound to their sector, circuits with their keys, verifiers.
+// What only a command needs of a scheme (files to submit, circuit info,
+// key set-up, test sectors) are the optional interfaces below, found by
+// the commands that need them.
 type Scheme interface {
 	// Name names the scheme in messages ("c2flow", "filecoin").
 	Name() string
@@ -55,39 +52,13 @@ type Scheme interface {
 	// Owns reports whether proof (a registered proof or profile name) is
 	// one of this scheme's.
 	Owns(proof string) bool
-	// Recognize reports whether a C1 file whose head (ReadHead of its
-	// first HeadBytes) is h is in this scheme's format: Set.Recognize
-	// routes a file by it.
-	Recognize(h Head) bool
-	// Identify gives the identity of the C1 file name whose bytes are raw
-	// (a C1 this scheme Recognizes): its prover, sector and proof, bound
-	// and checked natively. Hints say what the file may not (whose sector
-	// it is); a scheme whose C1s name their sector refuses them rather
-	// than ignore them. Every error is the file's or the hints' fault.
-	Identify(ctx context.Context, name string, raw []byte, h Hints) (Ident, error)
-	// C2Ext is the file name extension of this scheme's C2 files (".c2",
-	// ".proof").
-	C2Ext() string
-	// WriteInfo writes the sizes of one partition of proof's circuit for a
-	// person (c2flow circuit info): constraints, variables, synthesis
-	// memory; no keys are needed.
-	WriteInfo(w io.Writer, proof string) error
-	// EnsureKeys makes sure the hosts find proof's keys where the scheme
-	// keeps them: keys only this machine has are published; with dev, a
-	// proof with none gets a single-party development setup here (never
-	// for real sectors); without, a missing key is an error naming the
-	// operator's fix, wrapping ErrNoKeys. notes is told what a user waits
-	// for.
-	EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error
-	// SealTest seals the test sectors r asks for and returns the C1 files
-	// it wrote, in sector order.
-	SealTest(ctx context.Context, r SealRequest) ([]string, error)
-	// MaxC1Bytes bounds the size of a C1 of proof, checked before the C1
+	// MaxC1Bytes bounds the size of an input of proof, checked before it
 	// is read, so a foreign object cannot exhaust a worker's memory.
 	MaxC1Bytes(proof string) (int64, error)
 	// Decode decodes raw strictly and checks that it is id's sector. Every
-	// error is the C1's fault: the pipeline fails the sector, not retries.
-	Decode(raw []byte, id Ident) (Sector, error)
+	// error is the input's fault: the pipeline fails the sector, not
+	// retries.
+	Decode(raw []byte, id job.SectorRef) (Sector, error)
 	// PartitionBytes is what one synthesized partition of proof holds,
 	// known without loading its keys: what a host's budget is sized by
 	// before the keys load, on first use.
@@ -101,6 +72,63 @@ type Scheme interface {
 	// not load a 32GiB circuit's proving key for it). A missing key wraps
 	// ErrNoKeys.
 	Verifier(ctx context.Context, proof string) (Verifier, error)
+}
+
+// Identifier is a scheme whose input files a user submits (c2flow
+// submit, prove, verify).
+type Identifier interface {
+	Scheme
+	// Recognize reports whether a file whose head (ReadHead of its first
+	// HeadBytes) is h is in this scheme's format: Set.Recognize routes a
+	// file by it.
+	Recognize(h Head) bool
+	// Identify gives the identity of the file name whose bytes are raw (a
+	// file this scheme Recognizes): its prover, sector and proof, bound
+	// and checked natively. Hints say what the file may not (whose sector
+	// it is); a scheme whose files name their sector refuses them rather
+	// than ignore them. Every error is the file's or the hints' fault.
+	Identify(ctx context.Context, name string, raw []byte, h Hints) (job.SectorRef, error)
+	// C2Ext is the file name extension of this scheme's C2 files (".c2",
+	// ".proof").
+	C2Ext() string
+}
+
+// InfoWriter is a scheme that describes its circuits (c2flow circuit
+// info).
+type InfoWriter interface {
+	// WriteInfo writes the sizes of one partition of proof's circuit for a
+	// person: constraints, variables, synthesis memory; no keys are
+	// needed.
+	WriteInfo(w io.Writer, proof string) error
+}
+
+// KeyMaker is a scheme whose keys a submitter or a development stack sets
+// up (c2flow submit, dev, demo).
+type KeyMaker interface {
+	// EnsureKeys makes sure the hosts find proof's keys where the scheme
+	// keeps them: keys only this machine has are published; with dev, a
+	// proof with none gets a single-party development setup here (never
+	// for real sectors); without, a missing key is an error naming the
+	// operator's fix, wrapping ErrNoKeys. notes is told what a user waits
+	// for.
+	EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error
+}
+
+// TestSealer is a scheme that makes test sectors (c2flow seal, demo).
+type TestSealer interface {
+	// SealTest seals the test sectors r asks for and returns the input
+	// files it wrote, in sector order.
+	SealTest(ctx context.Context, r SealRequest) ([]string, error)
+}
+
+// As returns sc as the optional interface T, or an error naming what the
+// scheme lacks.
+func As[T any](sc Scheme, what string) (T, error) {
+	t, ok := sc.(T)
+	if !ok {
+		return t, fmt.Errorf("the %s scheme has no %s", sc.Name(), what)
+	}
+	return t, nil
 }
 
 // Verifier assembles and verifies a proof's C2s.
@@ -186,7 +214,11 @@ func (s Set) EnsureKeys(ctx context.Context, proofs []string, dev bool, notes io
 		if err != nil {
 			return err
 		}
-		if err := sc.EnsureKeys(ctx, p, dev, notes); err != nil {
+		km, err := As[KeyMaker](sc, "keys to set up")
+		if err != nil {
+			return err
+		}
+		if err := km.EnsureKeys(ctx, p, dev, notes); err != nil {
 			return err
 		}
 	}
@@ -200,9 +232,4 @@ func (s Set) names() string {
 		names[i] = sc.Name()
 	}
 	return strings.Join(names, ", ")
-}
-
-// PartitionID names partition k of a sector in logs and handles.
-func PartitionID(proverID string, sectorID uint64, k int) string {
-	return prover.PartitionID(proverID, sectorID, k)
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 )
 
 // README command one as `make demo` runs it: one batch of two test-scheme

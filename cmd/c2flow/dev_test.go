@@ -15,7 +15,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
 	"github.com/c2flow/c2flow/internal/pki"
 	"github.com/c2flow/c2flow/internal/pki/pkitest"
-	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 	"github.com/c2flow/c2flow/storage"
 	"github.com/c2flow/c2flow/storage/s3test"
 )

@@ -34,8 +34,8 @@ import (
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
-	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 	"github.com/c2flow/c2flow/stack"
 	"github.com/c2flow/c2flow/storage"
 )

@@ -78,11 +78,12 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	deps, err := activities.ProverDeps(ctx, store, hc)
+	wc := hc.Over(store)
+	deps, err := activities.ProverDeps(ctx, store, wc)
 	if err != nil {
 		return err
 	}
-	w, err := activities.New(c, store, hc, deps)
+	w, err := activities.New(c, store, wc, deps)
 	if err != nil {
 		return err
 	}

@@ -17,11 +17,12 @@ import (
 	"github.com/c2flow/c2flow/internal/pki"
 	"github.com/c2flow/c2flow/internal/pki/pkitest"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/params/paramstest"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/schemetest"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
 
@@ -120,7 +121,7 @@ func TestWorkerOverMutualTLS(t *testing.T) {
 	c1s := []*porep.C1{poreptest.Sector(t, "2KiB", 201).C1(), poreptest.Sector(t, "2KiB", 202).C1()}
 	var refs []job.SectorRef
 	for _, c1 := range c1s {
-		ref, err := batch.PutC1(ctx, store, c1)
+		ref, err := schemetest.PutC1(ctx, store, c1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -63,7 +64,7 @@ func TestDecodeIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg2KiBV1_1"}
+	id := job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg2KiBV1_1"}
 	for name, b := range map[string][]byte{"raw": raw, "Commit2In": wrapped} {
 		sec, err := s.Decode(b, id)
 		if err != nil {
@@ -91,18 +92,18 @@ func TestDecodeIdentity(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		raw  []byte
-		id   scheme.Ident
+		id   job.SectorRef
 		want []string
 		is   error
 	}{
-		{"wrong prover id", raw, scheme.Ident{ProverID: seal.Hex32(otherProver), SectorID: 7}, []string{"replica_id", "sector 7"}, seal.ErrReplicaID},
-		{"wrong sector id", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 8}, []string{"replica_id", "sector 8"}, seal.ErrReplicaID},
-		{"wrong declared proof (V1)", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg2KiBV1"}, []string{"declared proof StackedDrg2KiBV1", "registered_proof"}, c1.ErrProofMismatch},
-		{"wrong declared size", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg8MiBV1_1"}, []string{"declared proof StackedDrg8MiBV1_1"}, c1.ErrProofMismatch},
-		{"foreign declared proof", raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "2KiB"}, []string{"declared proof", `"2KiB"`}, proofs.ErrUnknown},
-		{"Commit2In SectorNum", wrapped, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 9}, []string{"SectorNum is 7", "id is 9"}, nil},
-		{"no prover id", raw, scheme.Ident{SectorID: 7}, []string{"no prover id"}, nil},
-		{"bad prover id", raw, scheme.Ident{ProverID: "0x12", SectorID: 7}, []string{"prover id", "0x12"}, nil},
+		{"wrong prover id", raw, job.SectorRef{ProverID: seal.Hex32(otherProver), SectorID: 7}, []string{"replica_id", "sector 7"}, seal.ErrReplicaID},
+		{"wrong sector id", raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 8}, []string{"replica_id", "sector 8"}, seal.ErrReplicaID},
+		{"wrong declared proof (V1)", raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg2KiBV1"}, []string{"declared proof StackedDrg2KiBV1", "registered_proof"}, c1.ErrProofMismatch},
+		{"wrong declared size", raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg8MiBV1_1"}, []string{"declared proof StackedDrg8MiBV1_1"}, c1.ErrProofMismatch},
+		{"foreign declared proof", raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "2KiB"}, []string{"declared proof", `"2KiB"`}, proofs.ErrUnknown},
+		{"Commit2In SectorNum", wrapped, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 9}, []string{"SectorNum is 7", "id is 9"}, nil},
+		{"no prover id", raw, job.SectorRef{SectorID: 7}, []string{"no prover id"}, nil},
+		{"bad prover id", raw, job.SectorRef{ProverID: "0x12", SectorID: 7}, []string{"prover id", "0x12"}, nil},
 		{"garbage", []byte("not a C1"), id, []string{"c1: "}, c1.ErrSyntax},
 		{"unknown field", bytes.Replace(raw, []byte(`"seed":`), []byte(`"extra":1,"seed":`), 1), id, []string{"extra"}, c1.ErrUnknownField},
 		{"bad domain", bytes.Replace(raw, []byte(`"comm_r":[`), []byte(`"comm_r":[256,`), 1), id, []string{"comm_r"}, nil},

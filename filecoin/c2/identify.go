@@ -68,7 +68,7 @@ func (p Public) Given() bool {
 // bind binds raw to pub's prover and sector (replica id, Commit2In
 // SectorNum) and verifies it natively.
 func (sc *Scheme) bind(ctx context.Context, raw []byte, pub *seal.SectorPublic, source string) (job.SectorRef, error) {
-	id := scheme.Ident{ProverID: hex.EncodeToString(pub.ProverID[:]), SectorID: pub.SectorID, Profile: pub.Proof.String()}
+	id := job.SectorRef{ProverID: hex.EncodeToString(pub.ProverID[:]), SectorID: pub.SectorID, Profile: pub.Proof.String()}
 	s, err := sc.DecodeSector(raw, id)
 	if err != nil {
 		return job.SectorRef{}, fmt.Errorf("identity (%s): %w", source, err)

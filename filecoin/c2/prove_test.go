@@ -22,11 +22,12 @@ import (
 
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -41,12 +42,12 @@ import (
 // says DEVELOPMENT SETUP.
 func TestProve2KiB(t *testing.T) {
 	const proof = "StackedDrg2KiBV1_1"
-	cache := paramstest.FilecoinSetups()
+	cache := fctest.Setups()
 	ctx := context.Background()
 	// slog's handler serializes its writes; logs is read once all is done.
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	dir := paramstest.FilecoinDevParams()
+	dir := fctest.DevParams()
 	t0 := time.Now()
 	files, err := c2.DevSetup(ctx, proof, dir, cache, log)
 	if err != nil {
@@ -60,7 +61,7 @@ func TestProve2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := s.Decode(raw, scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: proof})
+	sec, err := s.Decode(raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: proof})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestProve2KiB(t *testing.T) {
 	if err := circ.VerifyPartition(sec, 0, gproof); err != nil {
 		t.Fatal(err)
 	}
-	other, err := s.Decode(mustMarshal(t, seal2KiB(t, proofs.StackedDrg2KiBV1_1, 8).C1), scheme.Ident{ProverID: seal.Hex32(testProver), SectorID: 8})
+	other, err := s.Decode(mustMarshal(t, seal2KiB(t, proofs.StackedDrg2KiBV1_1, 8).C1), job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

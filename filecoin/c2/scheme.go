@@ -9,6 +9,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -72,12 +73,12 @@ func (s *Scheme) MaxC1Bytes(proof string) (int64, error) {
 // C1's replica_id must be the one id's prover and sector ids derive with
 // the C1's ticket, comm_d and proof (seal.SectorPublic.ReplicaID). Errors
 // name the JSON path or field at fault.
-func (s *Scheme) Decode(raw []byte, id scheme.Ident) (scheme.Sector, error) {
+func (s *Scheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error) {
 	return s.DecodeSector(raw, id)
 }
 
 // DecodeSector is Decode returning the concrete sector.
-func (s *Scheme) DecodeSector(raw []byte, id scheme.Ident) (*Sector, error) {
+func (s *Scheme) DecodeSector(raw []byte, id job.SectorRef) (*Sector, error) {
 	var opts []c1.Option
 	if id.Profile != "" {
 		p, err := proofs.Parse(id.Profile)
@@ -105,15 +106,25 @@ func (s *Scheme) DecodeSector(raw []byte, id scheme.Ident) (*Sector, error) {
 	} else if ok && n != id.SectorID {
 		return nil, fmt.Errorf("filecoin C1: Commit2In SectorNum is %d, the sector's id is %d", n, id.SectorID)
 	}
-	c := a.C1
-	pub := PublicOf(c, proverID, id.SectorID)
-	want, err := pub.ReplicaID()
+	sec, err := bindC1(a.C1, proverID, id.SectorID)
 	if err != nil {
 		return nil, fmt.Errorf("filecoin C1: %w", err)
 	}
+	return sec, nil
+}
+
+// bindC1 binds a decoded C1 to its prover and sector: its replica_id must
+// be the one they derive with the C1's ticket, comm_d and proof
+// (seal.SectorPublic.ReplicaID); the error wraps seal.ErrReplicaID.
+func bindC1(c *c1.SealCommitPhase1Output, proverID [32]byte, sectorID uint64) (*Sector, error) {
+	pub := PublicOf(c, proverID, sectorID)
+	want, err := pub.ReplicaID()
+	if err != nil {
+		return nil, err
+	}
 	if want != c.ReplicaID {
-		return nil, fmt.Errorf("filecoin C1: replica_id %x is not sector %d's of prover %x (with the C1's ticket, comm_d and %s it is %x): %w",
-			c.ReplicaID, id.SectorID, proverID, c.RegisteredProof, want, seal.ErrReplicaID)
+		return nil, fmt.Errorf("replica_id %x is not sector %d's of prover %x (with the C1's ticket, comm_d and %s it is %x): %w",
+			c.ReplicaID, sectorID, proverID, c.RegisteredProof, want, seal.ErrReplicaID)
 	}
 	return NewSector(c, &pub)
 }

@@ -131,14 +131,14 @@ func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h 
 }
 
 // Decode implements scheme.Scheme (DecodeUpdate).
-func (s *UpdateScheme) Decode(raw []byte, id scheme.Ident) (scheme.Sector, error) {
+func (s *UpdateScheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error) {
 	return s.DecodeUpdate(raw, id)
 }
 
 // DecodeUpdate decodes an UpdateInput strictly (DecodeUpdateInput) and
 // checks that it is id's: its prover, sector and, where id names one, its
 // update proof.
-func (*UpdateScheme) DecodeUpdate(raw []byte, id scheme.Ident) (*UpdateSector, error) {
+func (*UpdateScheme) DecodeUpdate(raw []byte, id job.SectorRef) (*UpdateSector, error) {
 	in, parts, err := DecodeUpdateInput(raw)
 	if err != nil {
 		return nil, err

@@ -15,12 +15,12 @@ import (
 
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -59,7 +59,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	raws := updateInputs(t, 30, 2)
-	set := c2.Schemes(c2.Params{Dir: paramstest.FilecoinDevParams(), ShapeDir: t.TempDir()}, log)
+	set := c2.Schemes(c2.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, log)
 	sc, ref, err := set.Identify(ctx, "30.update.json", raws[0], scheme.Hints{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 	t.Logf("2KiB update partition: synthesis %v, device %v, finalize %v", times[0].Synth.Round(time.Millisecond), times[0].Device.Round(time.Millisecond), times[0].Finalize.Round(time.Millisecond))
 
 	// The verifier over the .vk alone (another process's) accepts it.
-	v, err := c2.Schemes(c2.Params{Dir: paramstest.FilecoinDevParams(), ShapeDir: t.TempDir()}, nil)[1].Verifier(ctx, ref.Profile)
+	v, err := c2.Schemes(c2.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, nil)[1].Verifier(ctx, ref.Profile)
 	if err != nil {
 		t.Fatal(err)
 	}

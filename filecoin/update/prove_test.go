@@ -9,10 +9,10 @@ import (
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/prover"
 )
 
@@ -34,7 +34,7 @@ func updateKeys(t testing.TB, s circuit.UpdateShape) (*prover.Prover, *groth.Pre
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	files, made, err := groth.DevSetup(context.Background(), paramstest.FilecoinSetups(), shape, digest, nil)
+	files, made, err := groth.DevSetup(context.Background(), fctest.Setups(), shape, digest, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
-	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // C2 is a sector's Commit-2 proof: one Groth16 proof per partition.

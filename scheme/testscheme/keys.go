@@ -7,9 +7,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // EnsureKeys implements scheme.Scheme: hosts read a profile's keys from

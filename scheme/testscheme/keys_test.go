@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // Missing: keys of the current circuit count, an older circuit's do not;

@@ -12,10 +12,10 @@ import (
 	csbls "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/frontend"
 
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/circuit"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/circuit"
 )
 
 // ProverKeys is what the split prover needs of a profile's keys.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/internal/atomicfile"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // SealManifest lists the sectors a seal run wrote (its sectors.json).

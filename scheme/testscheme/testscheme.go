@@ -21,10 +21,10 @@ import (
 
 	"github.com/c2flow/c2flow/internal/units"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // Scheme is the test scheme over a key store. Keys must already be in the
@@ -94,16 +94,16 @@ func (*Scheme) Recognize(h scheme.Head) bool {
 // Identify implements scheme.Scheme: a test-scheme C1 names its own
 // prover and sector, so hints would be ignored: they are refused. The C1
 // is checked natively.
-func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (scheme.Ident, error) {
+func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, error) {
 	if h.Given() {
-		return scheme.Ident{}, fmt.Errorf("--prover-id and --sector-id are for Filecoin C1s; this is a c2flow test-scheme C1, which names its own prover and sector")
+		return job.SectorRef{}, fmt.Errorf("--prover-id and --sector-id are for Filecoin C1s; this is a c2flow test-scheme C1, which names its own prover and sector")
 	}
 	c1, err := porep.DecodeC1(bytes.NewReader(raw))
 	if err != nil {
-		return scheme.Ident{}, err
+		return job.SectorRef{}, err
 	}
 	if err := c1.Verify(sc.hasher); err != nil {
-		return scheme.Ident{}, fmt.Errorf("does not verify natively, not submitted: %w", err)
+		return job.SectorRef{}, fmt.Errorf("does not verify natively, not submitted: %w", err)
 	}
 	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, raw)
 	ref.Profile = c1.Profile.Name
@@ -145,7 +145,7 @@ func (s *Sector) Verify(ctx context.Context) error { return s.C1.Verify(s.hasher
 
 // Decode implements scheme.Scheme: strict decoding, then the C1 must name
 // id's prover, sector and declared profile.
-func (sc *Scheme) Decode(raw []byte, id scheme.Ident) (scheme.Sector, error) {
+func (sc *Scheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error) {
 	c1, err := porep.DecodeC1(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
@@ -236,6 +236,10 @@ type Circuit struct {
 }
 
 var _ scheme.Circuit = (*Circuit)(nil)
+
+// NewCircuit is the circuit of keys proved by p (a caller holding its own
+// keys and prover: direct mode, benchmarks, tests).
+func NewCircuit(p *prover.Prover, keys *params.Keys) *Circuit { return &Circuit{pr: p, keys: keys} }
 
 // Prover implements scheme.Circuit.
 func (c *Circuit) Prover() *prover.Prover { return c.pr }

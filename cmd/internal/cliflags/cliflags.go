@@ -21,6 +21,7 @@ import (
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/internal/sdklog"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -207,10 +208,33 @@ func (l *Log) handler(w io.Writer, lv slog.Level) (slog.Handler, error) {
 	return nil, fmt.Errorf("--log-format: %q is neither text nor json", l.Format)
 }
 
+// Host is a worker host's configuration as its flags give it: the host's
+// own, and where its proof schemes find their keys.
+type Host struct {
+	activities.Config
+	Keys registry.Options
+}
+
+// Over returns the host's configuration with its schemes (registry.Schemes
+// over Keys) reading the keys Keys' directories lack from store, and
+// publishing there the ones found only locally.
+func (h Host) Over(store *storage.Store) activities.Config {
+	c, k := h.Config, h.Keys
+	if store != nil {
+		k.Remote = store
+	}
+	if k.Log == nil {
+		k.Log = c.Log
+	}
+	c.Schemes = registry.Schemes(k)
+	return c
+}
+
 // AddHost registers the worker's flags and returns a function building
 // the configuration after parsing.
-func AddHost(fs *flag.FlagSet) (func() (activities.Config, error), error) {
+func AddHost(fs *flag.FlagSet) (func() (Host, error), error) {
 	var c activities.Config
+	var keys registry.Options
 	roles := fs.String("roles", "workflow,prove", "comma-separated roles: workflow (workflows, C1 validation, C2 storage), prove (synthesis, device phase, finalize on this host), synth (synthesis only, witnesses spilled), device (device phase and finalize of spilled witnesses)")
 	fs.StringVar(&c.Spill, "spill", "", "where roles synth and device pass witnesses: dir:PATH (a disk every such host mounts) or s3 (the artifact store)")
 	profiles := fs.String("profiles", "32KiB", "profiles whose keys are loaded at start (they size --memory-budget)")
@@ -219,28 +243,29 @@ func AddHost(fs *flag.FlagSet) (func() (activities.Config, error), error) {
 	fs.Int64Var(&c.MemoryBudget, "memory-budget", 0, "bytes of synthesized partitions in flight (overrides --partition-workers)")
 	fs.IntVar(&c.FinalizeSlots, "finalize-slots", 0, "concurrent CPU finalizes (default: one per device)")
 	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
-	fs.StringVar(&c.FilecoinParams, "filecoin-params", c2.DefaultDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
+	fs.StringVar(&keys.FilecoinParams, "filecoin-params", c2.DefaultDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
 	var dv Devices
 	dv.Add(fs)
-	return func() (activities.Config, error) {
+	return func() (Host, error) {
 		// 0 or less would admit no partition (or, in places, mean "no
 		// limit"): refused rather than guessed.
 		if c.PartitionWorkers < 1 {
-			return c, fmt.Errorf("--partition-workers %d: at least 1 partition in flight", c.PartitionWorkers)
+			return Host{}, fmt.Errorf("--partition-workers %d: at least 1 partition in flight", c.PartitionWorkers)
 		}
 		ids, err := dv.DeviceIDs()
 		if err != nil {
-			return c, err
+			return Host{}, err
 		}
 		if dv.DeviceMemory < 0 {
-			return c, fmt.Errorf("--device-memory %d: a byte count, 0 for the default", dv.DeviceMemory)
+			return Host{}, fmt.Errorf("--device-memory %d: a byte count, 0 for the default", dv.DeviceMemory)
 		}
-		c.Devices, c.ParamsDir, c.Backend, c.CPUDevices, c.EarlyG2 = ids, dv.Params, dv.Backend, dv.CPUDevices, dv.EarlyG2
+		c.Devices, c.Backend, c.CPUDevices = ids, dv.Backend, dv.CPUDevices
+		keys.ParamsDir, keys.EarlyG2 = dv.Params, dv.EarlyG2
 		c.DeviceMemory = dv.DeviceMemory
 		c.Roles = split(*roles)
 		c.Profiles = split(*profiles)
-		return c, nil
+		return Host{Config: c, Keys: keys}, nil
 	}, nil
 }
 

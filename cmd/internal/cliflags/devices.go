@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
 )
 
 // Devices are the device and key flags of every command that proves in

@@ -37,7 +37,7 @@ type StackFlags struct {
 	external bool
 	S3       cliflags.S3
 	tf       cliflags.Temporal
-	HostCfg  func() (activities.Config, error)
+	HostCfg  func() (cliflags.Host, error)
 	Log      cliflags.Log
 	tls      func() (*devstack.TLS, error) // the frontend's mTLS (tlsflags.go); nil: plaintext
 	// filecoinParams overrides the worker's --filecoin-params (the
@@ -144,12 +144,12 @@ func (d *StackFlags) Start(ctx context.Context, profiles []string, logs *RunLogs
 		hc.DrainTimeout = devDrainTimeout
 	}
 	if d.FilecoinParams != "" {
-		hc.FilecoinParams = d.FilecoinParams
+		hc.Keys.FilecoinParams = d.FilecoinParams
 	}
 	// Every path absolute before the embedded S3 server changes the
 	// working directory to DIR/s3 (shared/NOTES.md): relative ones would
 	// be read, or written, there.
-	if err := absPaths(&hc.ParamsDir, &hc.FilecoinParams, &hc.StatsFile); err != nil {
+	if err := absPaths(&hc.Keys.ParamsDir, &hc.Keys.FilecoinParams, &hc.StatsFile); err != nil {
 		return nil, err
 	}
 	if dir, ok := strings.CutPrefix(hc.Spill, "dir:"); ok {
@@ -183,11 +183,11 @@ func (d *StackFlags) Start(ctx context.Context, profiles []string, logs *RunLogs
 		return nil, err
 	}
 	s := &Stack{Stack: st}
-	if err := pipeline.KeySchemes(hc.ParamsDir, s.Store, logs.Log).EnsureKeys(ctx, profiles, true, notes); err != nil {
+	if err := pipeline.KeySchemes(hc.Keys.ParamsDir, s.Store, logs.Log).EnsureKeys(ctx, profiles, true, notes); err != nil {
 		s.Stop()
 		return nil, err
 	}
-	if s.Worker, err = s.AddWorker(ctx, hc, false); err != nil {
+	if s.Worker, err = s.AddWorker(ctx, hc.Over(s.Store), false); err != nil {
 		s.Stop()
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func RunDev(ctx context.Context, args []string) error {
 	}
 	defer logs.Close()
 	hc, _ := d.HostCfg()
-	paramsDir, err := filepath.Abs(hc.ParamsDir) // before the embedded S3 server changes the working directory
+	paramsDir, err := filepath.Abs(hc.Keys.ParamsDir) // before the embedded S3 server changes the working directory
 	if err != nil {
 		return err
 	}

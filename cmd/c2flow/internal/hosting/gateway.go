@@ -18,6 +18,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/gateway"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -84,7 +85,7 @@ func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace str
 		return nil, nil, err
 	}
 	cfg := gateway.Config{Temporal: c, Namespace: namespace, Store: store, Log: log,
-		Schemes: c2.Schemes(c2.Params{Dir: g.filecoinParams, Remote: store}, log)}
+		Schemes: registry.Schemes(registry.Options{FilecoinParams: g.filecoinParams, Remote: store, Log: log})}
 	if g.forward != "" {
 		fw, conn, err := gateway.Dial(g.forward)
 		if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/internal/pki"
 	"github.com/c2flow/c2flow/internal/pki/pkitest"
-	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 )
 
 // `c2flow dev --tls-cert --tls-key --tls-client-ca` serves Temporal with

@@ -19,9 +19,9 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/metrics"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 	"github.com/c2flow/c2flow/stats"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -95,7 +95,7 @@ func runBenchBatch(ctx context.Context, args []string) error {
 		startProfiles = []string{p.Name}
 	}
 
-	cfg := bench.RunConfig{Profile: p.Name, PartitionWorkers: hc.PartitionWorkers, Backend: "cpu", EarlyG2: hc.EarlyG2}
+	cfg := bench.RunConfig{Profile: p.Name, PartitionWorkers: hc.PartitionWorkers, Backend: "cpu", EarlyG2: hc.Keys.EarlyG2}
 	cfg.Environment()
 	// An external stack is its client and store; the embedded one has a
 	// worker too.
@@ -147,7 +147,7 @@ func runBenchBatch(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := pipeline.KeySchemes(hc.ParamsDir, store, log).EnsureKeys(ctx, pipeline.Proofs(refs), true, os.Stderr); err != nil {
+		if err := pipeline.KeySchemes(hc.Keys.ParamsDir, store, log).EnsureKeys(ctx, pipeline.Proofs(refs), true, os.Stderr); err != nil {
 			return err
 		}
 		var sampler *rssSampler

@@ -14,9 +14,10 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
-	"github.com/c2flow/c2flow/intake"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -57,11 +58,15 @@ func RunCircuit(ctx context.Context, args []string) error {
 		if given["proof"] {
 			name = *proof
 		}
-		sc, err := intake.Schemes().For(name)
+		sc, err := registry.Schemes(registry.Options{}).For(name)
 		if err != nil {
 			return fmt.Errorf("circuit info: %w", err)
 		}
-		return sc.WriteInfo(os.Stdout, name)
+		iw, err := scheme.As[scheme.InfoWriter](sc, "circuit info")
+		if err != nil {
+			return fmt.Errorf("circuit info: %w", err)
+		}
+		return iw.WriteInfo(os.Stdout, name)
 	}
 	if given["proof"] {
 		return fmt.Errorf("circuit %s: --proof is only for info (Filecoin proofs use Filecoin's published parameters)", sub)

@@ -18,10 +18,11 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -96,7 +97,7 @@ func RunDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	// Absolute before the embedded S3 server changes the working directory.
-	if hc.ParamsDir, err = filepath.Abs(hc.ParamsDir); err != nil {
+	if hc.Keys.ParamsDir, err = filepath.Abs(hc.Keys.ParamsDir); err != nil {
 		return err
 	}
 	fmt.Println("2. starting the embedded stack: Temporal (SQLite), S3 (versitygw), one worker; test-scheme keys from the param cache or a development setup")
@@ -112,9 +113,9 @@ func RunDemo(ctx context.Context, args []string) error {
 	}
 	defer st.Stop()
 	fmt.Printf("   up in %v: temporal %s, s3 http://%s\n", time.Since(t0).Round(time.Millisecond), st.Temporal.Addr(), st.S3Addr)
-	devDir := pipeline.FilecoinDevParamsDir(hc.ParamsDir)
+	devDir := pipeline.FilecoinDevParamsDir(hc.Keys.ParamsDir)
 	if *fsectors > 0 {
-		if err := pipeline.KeySchemes(hc.ParamsDir, st.Store, logs.Log).EnsureKeys(ctx, []string{info.Name}, true, logs.Steps); err != nil {
+		if err := pipeline.KeySchemes(hc.Keys.ParamsDir, st.Store, logs.Log).EnsureKeys(ctx, []string{info.Name}, true, logs.Steps); err != nil {
 			return err
 		}
 		fmt.Printf("   published to s3 %s (the worker downloads them on first use)\n", c2.RemotePrefix)
@@ -122,7 +123,7 @@ func RunDemo(ctx context.Context, args []string) error {
 
 	// 3. Upload (each Filecoin C1 bound to its prover and sector by
 	// sectors.json and verified natively first), submit one batch, wait.
-	refs, err := batch.UploadC1(ctx, st.Store, files, batch.TestSchemeC1)
+	refs, err := batch.UploadC1(ctx, st.Store, files, pipeline.IdentifyC1(&pipeline.C1Flags{}))
 	if err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func RunDemo(ctx context.Context, args []string) error {
 	// 4. Verify what storage holds, independently of the worker.
 	v := demoVerifier{store: st.Store}
 	if *sectors > 0 {
-		if v.keys, err = params.LoadExisting(ctx, params.Cache{Local: params.DirStore{Root: hc.ParamsDir}, Remote: st.Store}, p, nil); err != nil {
+		if v.keys, err = params.LoadExisting(ctx, params.Cache{Local: params.DirStore{Root: hc.Keys.ParamsDir}, Remote: st.Store}, p, nil); err != nil {
 			return err
 		}
 	}
@@ -191,7 +192,7 @@ func RunDemo(ctx context.Context, args []string) error {
 	summary(res, wall, st.Worker.Stats())
 
 	if *direct {
-		if err := demoDirect(ctx, st, refs, submitted, hc.ParamsDir, devDir, wall, logs.Log); err != nil {
+		if err := demoDirect(ctx, st, refs, submitted, hc.Keys.ParamsDir, devDir, wall, logs.Log); err != nil {
 			return err
 		}
 	}
@@ -204,9 +205,7 @@ func RunDemo(ctx context.Context, args []string) error {
 // keys loaded and C1s decoded before the clock starts, and prints its
 // s/proof against the pipeline's wall time for them.
 func demoDirect(ctx context.Context, st *hosting.Stack, refs []job.SectorRef, submitted map[string]demoSector, paramsDir, devDir string, wall time.Duration, log *slog.Logger) error {
-	set := append(scheme.Set{
-		testscheme.New(params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: st.Store}, testscheme.WithLogger(log)),
-	}, c2.Schemes(c2.Params{Dir: devDir}, log)...)
+	set := registry.Schemes(registry.Options{ParamsDir: paramsDir, FilecoinParams: devDir, Remote: st.Store, Log: log})
 	sc, err := set.For(refs[0].Profile)
 	if err != nil {
 		return err

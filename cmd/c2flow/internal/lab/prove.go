@@ -13,11 +13,12 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/internal/atomicfile"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // proverFlags are the flags of commands that prove in this process.
@@ -74,16 +75,14 @@ func (f *schemeFlags) add(fs *flag.FlagSet, pair bool) {
 // c2flow's test scheme over the key cache paramsDir (making development
 // keys when it has none, if devSetup), Filecoin's over its flags.
 func (f *schemeFlags) schemes(paramsDir string, devSetup, earlyG2 bool, log *slog.Logger) (scheme.Set, error) {
-	p := c2.Params{Dir: f.filecoinParams, ShapeDir: f.shapeCache, EarlyG2: earlyG2}
+	o := registry.Options{ParamsDir: paramsDir, FilecoinParams: f.filecoinParams, FilecoinShapes: f.shapeCache, DevSetup: devSetup, EarlyG2: earlyG2, Log: log}
 	switch {
 	case f.vk != "" && f.pkParams != "":
-		p.Pair = &c2.Files{Params: f.pkParams, VK: f.vk}
+		o.FilecoinPair = &c2.Files{Params: f.pkParams, VK: f.vk}
 	case f.vk != "" || f.pkParams != "":
 		return nil, fmt.Errorf("--vk and --pk-params go together")
 	}
-	return append(scheme.Set{
-		testscheme.New(params.DirStore{Root: paramsDir}, testscheme.WithLogger(log), testscheme.WithDevSetup(devSetup), testscheme.WithEarlyG2(earlyG2)),
-	}, c2.Schemes(p, log)...), nil
+	return registry.Schemes(o), nil
 }
 
 // readC1 reads and checks a test-scheme C1 file (bench and demo seal

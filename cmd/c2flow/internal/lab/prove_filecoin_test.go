@@ -13,11 +13,11 @@ import (
 
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/intake"
-	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/registry"
 )
 
 // sealFilecoin2KiB seals one 2KiB sector (id 7) with c2flow seal into a
@@ -79,7 +79,7 @@ func TestProveFilecoinNoParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sc, err := intake.Schemes().Recognize(raw); err != nil || sc.Name() != want {
+		if sc, err := registry.Schemes(registry.Options{}).Recognize(raw); err != nil || sc.Name() != want {
 			t.Fatalf("%s: recognized as %v (%v), want %s", path, sc, err, want)
 		}
 	}
@@ -141,7 +141,7 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cached, err := c2.DevSetup(ctx, info.Name, paramstest.FilecoinDevParams(), paramstest.FilecoinSetups(), nil)
+	cached, err := c2.DevSetup(ctx, info.Name, fctest.DevParams(), fctest.Setups(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +149,8 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 	// marker, beside a decoy of another shape (not written into the shared
 	// directory).
 	dir := t.TempDir()
-	for _, p := range []string{cached.Params, cached.VK, filepath.Join(paramstest.FilecoinDevParams(), c2.ParametersJSON),
-		filepath.Join(paramstest.FilecoinDevParams(), c2.DevMarker)} {
+	for _, p := range []string{cached.Params, cached.VK, filepath.Join(fctest.DevParams(), c2.ParametersJSON),
+		filepath.Join(fctest.DevParams(), c2.DevMarker)} {
 		if err := os.Symlink(p, filepath.Join(dir, filepath.Base(p))); err != nil {
 			t.Fatal(err)
 		}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/intake"
-	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // RunSeal writes test sectors of either scheme: the scheme that owns
@@ -55,7 +55,7 @@ func RunSeal(ctx context.Context, args []string) error {
 			return fmt.Errorf("--prover-id: %w", err)
 		}
 	}
-	sc, err := intake.Schemes().For(name)
+	sc, err := testSealer(name)
 	if err != nil {
 		return fmt.Errorf("seal: %w", err)
 	}
@@ -70,10 +70,20 @@ func sealFresh(ctx context.Context, dir, proof string, n int) ([]string, error) 
 	if n == 0 {
 		return nil, nil
 	}
-	sc, err := intake.Schemes().For(proof)
+	sc, err := testSealer(proof)
 	if err != nil {
 		return nil, err
 	}
 	first := uint64(time.Now().UnixNano()/1e6) * 1000 // below 2^63: Filecoin's bound
 	return sc.SealTest(ctx, scheme.SealRequest{Proof: proof, Prover: scheme.TestProver(), First: first, N: n, Dir: dir})
+}
+
+// testSealer is the scheme owning proof, as the sealer of its test
+// sectors.
+func testSealer(proof string) (scheme.TestSealer, error) {
+	sc, err := registry.Schemes(registry.Options{}).For(proof)
+	if err != nil {
+		return nil, err
+	}
+	return scheme.As[scheme.TestSealer](sc, "test sealer")
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
 )
 
 // RunVerify checks a C2 proof file against the public inputs of its C1,

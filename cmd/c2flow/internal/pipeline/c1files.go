@@ -1,17 +1,15 @@
 package pipeline
 
 import (
+	"context"
 	"flag"
 	"log/slog"
 	"path/filepath"
 
 	"github.com/c2flow/c2flow/batch"
-	"github.com/c2flow/c2flow/filecoin/c2"
-	"github.com/c2flow/c2flow/intake"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
-	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -26,9 +24,15 @@ func (f *C1Flags) Add(fs *flag.FlagSet) {
 	fs.StringVar(&f.SectorID, "sector-id", "", "Filecoin C1: the sector id (one file; default: the Commit2In SectorNum, else the N of a file named N.c1.json)")
 }
 
-// identify is c2flow submit's batch.Identify (intake.Identify).
+// IdentifyC1 is c2flow submit's batch.Identify: the scheme whose format
+// a file is (scheme.Set.Recognize) gives its identity, bound to its prover
+// and sector and checked natively (Scheme.Identify); no key is read.
 func IdentifyC1(f *C1Flags) batch.Identify {
-	return intake.Identify(intake.Schemes(), scheme.Hints{ProverID: f.ProverID, SectorID: f.SectorID})
+	set, hints := registry.Schemes(registry.Options{}), scheme.Hints{ProverID: f.ProverID, SectorID: f.SectorID}
+	return func(ctx context.Context, path string, raw []byte) (job.SectorRef, error) {
+		_, ref, err := set.Identify(ctx, path, raw, hints)
+		return ref, err
+	}
 }
 
 // Proofs returns the proofs the sectors declare, each once, in order.
@@ -49,9 +53,7 @@ func Proofs(refs []job.SectorRef) []string {
 // development setups under FilecoinDevParamsDir(paramsDir), both
 // published to store where the hosts find them (Scheme.EnsureKeys).
 func KeySchemes(paramsDir string, store *storage.Store, log *slog.Logger) scheme.Set {
-	return append(scheme.Set{
-		testscheme.New(params.Cache{Local: params.DirStore{Root: paramsDir}, Remote: store}, testscheme.WithLogger(log)),
-	}, c2.Schemes(c2.Params{Dir: FilecoinDevParamsDir(paramsDir), Remote: store}, log)...)
+	return registry.Schemes(registry.Options{ParamsDir: paramsDir, FilecoinParams: FilecoinDevParamsDir(paramsDir), Remote: store, Log: log})
 }
 
 // FilecoinDevParamsDir is where a submitter's development setups in

@@ -17,9 +17,8 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -302,22 +301,8 @@ func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, erro
 	if err != nil {
 		return batch.Input{}, err
 	}
-	max, err := c2.MaxUpdateInputBytes(info)
-	if err != nil {
-		return batch.Input{}, err
-	}
-	if int64(len(b)) > max {
-		return batch.Input{}, fmt.Errorf("--snap-vproof %s: %d bytes, over the %d-byte bound of a %s update: not decoded", file, len(b), max, info.Name)
-	}
-	parts, err := update.DecodeCurioVanilla(b)
-	if err != nil {
-		return batch.Input{}, fmt.Errorf("--snap-vproof %s: %w", file, err)
-	}
-	in := c2.UpdateInput{Proof: info, ProverID: prover, SectorID: sector, CommROld: c[0], CommRNew: c[1], CommDNew: c[2]}
-	for _, p := range parts {
-		in.Vanilla = append(in.Vanilla, p.Bincode())
-	}
-	raw, err := in.Encode()
+	raw, err := c2.BuildUpdateInput(c2.UpdateRequest{Proof: info, ProverID: prover, SectorID: sector, CommROld: c[0], CommRNew: c[1], CommDNew: c[2],
+		CurioJSON: b, Source: "--snap-vproof " + file})
 	if err != nil {
 		return batch.Input{}, err
 	}

@@ -18,52 +18,72 @@ import (
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
-	"github.com/c2flow/c2flow/intake"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
 )
 
-// porepJob is a job of a kind c2flow proves (a PoRep C2, a SnapDeals
-// update): one sector identity and its proof. Its id names both, so that
-// any gateway can await or cancel it with nothing but Temporal and S3:
-// <kind>/<proof>/<prover hex>/<sector>/<input digest hex>, kind "porep" or
-// "snap".
-type porepJob struct {
+// proofJob is a job of a kind c2flow proves: one sector identity and its
+// proof. Its id names both, so that any gateway can await or cancel it
+// with nothing but Temporal and S3:
+// <kind>/<proof>/<prover hex>/<sector>/<input digest hex>, kind a
+// scheme's request kind ("porep", "snap").
+type proofJob struct {
 	kind     string
 	ref      job.SectorRef // Profile is the proof
 	priority int           // c2flow's 1 (most urgent) to 5; 0: 3
 }
 
-// The job id kinds.
-const (
-	kindPoRep = "porep"
-	kindSnap  = "snap"
-)
-
-func (j porepJob) id() string { return j.kind + "/" + j.ref.Profile + "/" + j.ref.Identity() }
+// id encodes the job's id; parseJobID reads it back.
+func (j proofJob) id() string { return j.kind + "/" + j.ref.Profile + "/" + j.ref.Identity() }
 
 // batchID is the job's batch: derived from the sector's identity, so every
-// request for it, from any gateway (or `c2flow submit` of the same C1),
+// request for it, from any gateway (or `c2flow submit` of the same input),
 // names the same batch workflow.
-func (j porepJob) batchID() string { return batch.ID([]job.SectorRef{j.ref}) }
+func (j proofJob) batchID() string { return batch.ID([]job.SectorRef{j.ref}) }
 
-// parseJobID reads a porep job id.
-func parseJobID(id string) (porepJob, error) {
+// maxJobID bounds a job id: the longest c2flow writes is under 200 bytes.
+const maxJobID = 256
+
+// parseJobID reads a job id (proofJob.id), strictly: a kind some scheme
+// of set admits, a proof that scheme owns, a 32-byte prover id and
+// digest, a sector number. An id over maxJobID is refused unread, and an
+// error quotes at most the head of what it was given.
+func parseJobID(id string, set scheme.Set) (proofJob, error) {
+	if len(id) > maxJobID {
+		return proofJob{}, fmt.Errorf("job id of %d bytes (%s): a c2flow job id has at most %d", len(id), quoteHead(id), maxJobID)
+	}
 	parts := strings.Split(id, "/")
-	if len(parts) != 5 || (parts[0] != kindPoRep && parts[0] != kindSnap) {
-		return porepJob{}, fmt.Errorf("job id %q: not a c2flow job id (porep/<proof>/<prover>/<sector>/<C1 digest>, snap/<update proof>/<prover>/<sector>/<input digest>, or fwd:<id> for a forwarded job)", id)
+	if len(parts) != 5 {
+		return proofJob{}, fmt.Errorf("job id %s: not a c2flow job id (<kind>/<proof>/<prover>/<sector>/<input digest>, or fwd:<id> for a forwarded job)", quoteHead(id))
+	}
+	a, err := set.Admitter(parts[0])
+	if err != nil {
+		return proofJob{}, fmt.Errorf("job id %s: kind %s: %w", quoteHead(id), quoteHead(parts[0]), err)
+	}
+	if !a.Owns(parts[1]) {
+		return proofJob{}, fmt.Errorf("job id %s: %s is not a proof of %s jobs", quoteHead(id), quoteHead(parts[1]), parts[0])
 	}
 	sector, err := strconv.ParseUint(parts[3], 10, 64)
 	if err != nil {
-		return porepJob{}, fmt.Errorf("job id %q: sector number: %w", id, err)
+		return proofJob{}, fmt.Errorf("job id %s: sector number: %w", quoteHead(id), err)
 	}
-	for _, h := range []struct{ what, s string }{{"prover id", parts[2]}, {"C1 digest", parts[4]}} {
-		if b, err := hex.DecodeString(h.s); err != nil || len(b) != 32 {
-			return porepJob{}, fmt.Errorf("job id %q: %s is not 32 bytes of hex", id, h.what)
+	for _, h := range []struct{ what, s string }{{"prover id", parts[2]}, {"input digest", parts[4]}} {
+		if b, err := hex.DecodeString(h.s); err != nil || len(b) != 32 || h.s != strings.ToLower(h.s) {
+			return proofJob{}, fmt.Errorf("job id %s: %s is not 32 bytes of lower-case hex", quoteHead(id), h.what)
 		}
 	}
-	return porepJob{kind: parts[0], ref: job.SectorRef{ProverID: parts[2], SectorID: sector, C1Digest: parts[4], Profile: parts[1]}}, nil
+	return proofJob{kind: parts[0], ref: job.SectorRef{ProverID: parts[2], SectorID: sector, C1Digest: parts[4], Profile: parts[1]}}, nil
+}
+
+// quoteHead quotes s, or its first 64 bytes when longer: a client's
+// string is never echoed whole into a log or an error.
+func quoteHead(s string) string {
+	const head = 64
+	if len(s) <= head {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:head]) + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 // badRequest marks an error that is the request's fault: a FAILED result
@@ -73,47 +93,55 @@ type badRequest struct{ err error }
 func (e *badRequest) Error() string { return e.err.Error() }
 func (e *badRequest) Unwrap() error { return e.err }
 
-// start checks a request of a kind c2flow proves (intake.Curio or
-// intake.CurioUpdate: the identity and native checks `c2flow submit`
-// runs), uploads its input content-addressed and starts the sector's
-// batch, or joins it if it runs. Nothing is stored for a bad request.
-func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest) (porepJob, error) {
+// requestKinds are the request kinds of cuzk's proof kinds.
+var requestKinds = map[cuzkpb.ProofKind]string{
+	cuzkpb.ProofKind_POREP_SEAL_COMMIT:     scheme.KindPoRep,
+	cuzkpb.ProofKind_SNAP_DEALS_UPDATE:     scheme.KindSnap,
+	cuzkpb.ProofKind_WINDOW_POST_PARTITION: scheme.KindWindowPoSt,
+	cuzkpb.ProofKind_WINNING_POST:          scheme.KindWinningPoSt,
+}
+
+// proves says whether a scheme of this gateway admits requests of kind k.
+func (s *Server) proves(k cuzkpb.ProofKind) bool {
+	kind, ok := requestKinds[k]
+	if !ok {
+		return false
+	}
+	_, err := s.cfg.Schemes.Admitter(kind)
+	return err == nil
+}
+
+// start admits a request of a kind c2flow proves through the scheme of its
+// kind (scheme.Set.Admit: the identity and native checks `c2flow submit`
+// runs), stores its canonical input content-addressed and starts the
+// sector's batch, or joins it if it runs. Nothing is stored for a bad
+// request.
+func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest) (proofJob, error) {
 	s.metrics.request(req.GetProofKind())
-	var (
-		ref  job.SectorRef
-		raw  []byte
-		kind string
-		err  error
-	)
-	switch req.GetProofKind() {
-	case cuzkpb.ProofKind_POREP_SEAL_COMMIT:
-		kind, raw = kindPoRep, req.GetVanillaProof()
-		ref, err = intake.Curio(ctx, intake.CurioRequest{Envelope: raw, MinerID: req.GetMinerId(),
-			SectorNumber: req.GetSectorNumber(), RegisteredProof: req.GetRegisteredProof(), SectorSize: req.GetSectorSize()})
-	case cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
-		kind = kindSnap
-		ref, raw, err = intake.CurioUpdate(ctx, s.cfg.Schemes, intake.CurioUpdateRequest{Vanilla: req.GetVanillaProofs(), Envelope: req.GetVanillaProof(),
-			MinerID: req.GetMinerId(), SectorNumber: req.GetSectorNumber(), RegisteredProof: req.GetRegisteredProof(), SectorSize: req.GetSectorSize(),
-			CommROld: req.GetCommROld(), CommRNew: req.GetCommRNew(), CommDNew: req.GetCommDNew()})
-	default:
-		return porepJob{}, status.Errorf(codes.InvalidArgument, "invalid proof_kind %d", int32(req.GetProofKind()))
+	kind, ok := requestKinds[req.GetProofKind()]
+	if !ok {
+		return proofJob{}, status.Errorf(codes.InvalidArgument, "invalid proof_kind %d", int32(req.GetProofKind()))
 	}
+	ref, raw, err := s.cfg.Schemes.Admit(ctx, scheme.Request{Kind: kind, RegisteredProof: req.GetRegisteredProof(),
+		MinerID: req.GetMinerId(), SectorNumber: req.GetSectorNumber(), SectorSize: req.GetSectorSize(),
+		Envelope: req.GetVanillaProof(), Vanilla: req.GetVanillaProofs(), Randomness: req.GetRandomness(), PartitionIndex: req.GetPartitionIndex(),
+		CommROld: req.GetCommROld(), CommRNew: req.GetCommRNew(), CommDNew: req.GetCommDNew()})
 	if err != nil {
-		if errors.Is(err, intake.ErrBadRequest) {
-			s.log.Warn("cuzk request refused", "kind", req.GetProofKind().String(), "request_id", req.GetRequestId(), "miner", req.GetMinerId(), "sector", req.GetSectorNumber(), "error", err)
-			return porepJob{}, &badRequest{fmt.Errorf("c2flow: %w", err)}
+		if errors.Is(err, scheme.ErrBadRequest) {
+			s.log.Warn("cuzk request refused", "kind", req.GetProofKind().String(), "request_id", quoteHead(req.GetRequestId()), "miner", req.GetMinerId(), "sector", req.GetSectorNumber(), "error", err)
+			return proofJob{}, &badRequest{fmt.Errorf("c2flow: %w", err)}
 		}
-		return porepJob{}, err
+		return proofJob{}, err
 	}
-	j := porepJob{kind: kind, ref: ref, priority: priority(req.GetPriority(), req.GetProofKind())}
+	j := proofJob{kind: kind, ref: ref, priority: priority(req.GetPriority(), req.GetProofKind())}
 	s.noteRequestID(ctx, req.GetRequestId(), j)
-	if err := intake.Upload(ctx, s.cfg.Store, ref, raw); err != nil {
-		return porepJob{}, status.Errorf(codes.Unavailable, "c2flow: upload the input of job %s: %v", j.id(), err)
+	if err := s.cfg.Store.PutC1(ctx, ref.Identity(), raw); err != nil {
+		return proofJob{}, status.Errorf(codes.Unavailable, "c2flow: upload the input of job %s: %v", j.id(), err)
 	}
 	if err := s.submit(ctx, j); err != nil {
-		return porepJob{}, err
+		return proofJob{}, err
 	}
-	s.log.Info("cuzk job", "kind", req.GetProofKind().String(), "request_id", req.GetRequestId(), "job", j.id(), "batch", j.batchID(), "miner", req.GetMinerId(), "sector", ref.SectorID)
+	s.log.Info("cuzk job", "kind", req.GetProofKind().String(), "request_id", quoteHead(req.GetRequestId()), "job", j.id(), "batch", j.batchID(), "miner", req.GetMinerId(), "sector", ref.SectorID)
 	return j, nil
 }
 
@@ -121,7 +149,7 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest) (por
 // one run at a time per batch id). After a completed run, a new one
 // starts: its lookup finds a stored C2 and checks it, and proves only what
 // is missing or bad.
-func (s *Server) submit(ctx context.Context, j porepJob) error {
+func (s *Server) submit(ctx context.Context, j proofJob) error {
 	_, err := batch.Submit(ctx, s.cfg.Temporal, []job.SectorRef{j.ref}, batch.Options{BatchID: j.batchID(), MaxInFlight: 1, Priority: j.priority})
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "c2flow: start job %s: %v", j.id(), err)
@@ -132,7 +160,7 @@ func (s *Server) submit(ctx context.Context, j porepJob) error {
 // noteRequestID keeps which sector identity a request_id last named (a
 // label in S3, best effort): the same request_id with a different C1 is a
 // new job, and the log says so.
-func (s *Server) noteRequestID(ctx context.Context, requestID string, j porepJob) {
+func (s *Server) noteRequestID(ctx context.Context, requestID string, j proofJob) {
 	if requestID == "" {
 		return
 	}
@@ -185,8 +213,10 @@ const maxRestarts = 3
 
 // await waits for a job's result, at most timeout (0: until it ends or
 // ctx does). A completed job's proof is read from S3 and verified here
-// before it is returned.
-func (s *Server) await(ctx context.Context, j porepJob, timeout time.Duration) (*cuzkpb.AwaitProofResponse, error) {
+// before it is returned. With restart (Prove: the request itself is at
+// hand), a job whose stored proof cannot be returned is proved again;
+// without (AwaitProof, a bare job id), nothing is started.
+func (s *Server) await(ctx context.Context, j proofJob, timeout time.Duration, restart bool) (*cuzkpb.AwaitProofResponse, error) {
 	wctx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -251,6 +281,9 @@ func (s *Server) await(ctx context.Context, j porepJob, timeout time.Duration) (
 			if wctx.Err() != nil {
 				return timedOut(wctx.Err())
 			}
+			if errors.Is(err, scheme.ErrBadInput) && !restart {
+				return nil, status.Errorf(codes.InvalidArgument, "job %s: its stored input is not a %s input of this sector (%v): a job id names the proof its request declared", id, j.ref.Profile, err)
+			}
 			if restarts >= maxRestarts {
 				return failed(id, fmt.Errorf("c2flow: the stored C2 of %s: %w", j.ref, err)), nil
 			}
@@ -262,6 +295,9 @@ func (s *Server) await(ctx context.Context, j porepJob, timeout time.Duration) (
 		}
 		if restarts >= maxRestarts {
 			return failed(id, fmt.Errorf("c2flow: %s: no proof after %d runs of its batch", j.ref, restarts+1)), nil
+		}
+		if !restart {
+			return failed(id, fmt.Errorf("c2flow: %s: its batch ended without a proof that verifies; send the request again (Prove or SubmitProof) to prove it again", j.ref)), nil
 		}
 		if err := s.submit(ctx, j); err != nil {
 			return nil, err
@@ -289,29 +325,19 @@ func userError(e string) string {
 }
 
 // completed reads the job's stored proof and returns it once it verifies
-// against the sector's input under the proof's verifying key, with the
-// pipeline's recorded times: the sums over partitions of the device-queue
-// wait, synthesis and device phase, and the sector's wall time (sr, when
+// against the sector's input under the proof's verifying key (the load
+// path and the stored-proof check the workers use), with the pipeline's
+// recorded times: the sums over partitions of the device-queue wait,
+// synthesis and device phase, and the sector's wall time (sr, when
 // known; else the sum of the partitions' phases).
-func (s *Server) completed(ctx context.Context, j porepJob, sr *job.SectorResult) (*cuzkpb.AwaitProofResponse, error) {
-	sec, err := s.sector(ctx, j.ref)
+func (s *Server) completed(ctx context.Context, j proofJob, sr *job.SectorResult) (*cuzkpb.AwaitProofResponse, error) {
+	sec, _, err := s.cfg.Schemes.LoadSector(ctx, s.cfg.Store, j.ref)
+	if err != nil {
+		return nil, fmt.Errorf("the input of job %s: %w", j.id(), err)
+	}
+	m, proof, err := s.cfg.Schemes.StoredC2(ctx, s.cfg.Store, j.ref, sec)
 	if err != nil {
 		return nil, err
-	}
-	m, proof, err := s.cfg.Store.GetC2(ctx, j.ref.Identity())
-	if err != nil {
-		return nil, err
-	}
-	sc, err := s.cfg.Schemes.For(sec.Proof())
-	if err != nil {
-		return nil, err
-	}
-	v, err := sc.Verifier(ctx, sec.Proof())
-	if err != nil {
-		return nil, fmt.Errorf("verifying key of %s: %w", sec.Proof(), err)
-	}
-	if err := v.VerifyC2(sec, proof); err != nil {
-		return nil, fmt.Errorf("stored C2 does not verify: %w", err)
 	}
 	r := &cuzkpb.AwaitProofResponse{JobId: j.id(), Status: cuzkpb.AwaitProofResponse_COMPLETED, Proof: proof}
 	var phases int64
@@ -328,34 +354,9 @@ func (s *Server) completed(ctx context.Context, j porepJob, sr *job.SectorResult
 	return r, nil
 }
 
-// sector reads and decodes the job's input (C1, update input) from S3 (its
-// digest checked, its size bounded by the proof's bound first).
-func (s *Server) sector(ctx context.Context, ref job.SectorRef) (scheme.Sector, error) {
-	sc, err := s.cfg.Schemes.For(ref.Profile)
-	if err != nil {
-		return nil, err
-	}
-	limit, err := sc.MaxC1Bytes(ref.Profile)
-	if err != nil {
-		return nil, err
-	}
-	size, err := s.cfg.Store.Size(ctx, storage.C1Key(ref.Identity()))
-	if err != nil {
-		return nil, fmt.Errorf("C1 of %s: %w", ref, err)
-	}
-	if size > limit {
-		return nil, fmt.Errorf("C1 of %s: %d bytes, a %s C1 is at most %d", ref, size, ref.Profile, limit)
-	}
-	raw, err := s.cfg.Store.GetC1(ctx, ref.Identity(), ref.C1Digest)
-	if err != nil {
-		return nil, err
-	}
-	return sc.Decode(raw, ref)
-}
-
 // cancel cancels the job's batch (its sector's proving; what was stored
 // stays) and says whether it was running.
-func (s *Server) cancel(ctx context.Context, j porepJob) (bool, error) {
+func (s *Server) cancel(ctx context.Context, j proofJob) (bool, error) {
 	d, err := s.cfg.Temporal.DescribeWorkflowExecution(ctx, job.BatchWorkflowID(j.batchID()), "")
 	var nf *serviceerror.NotFound
 	switch {

@@ -6,7 +6,7 @@ package poreptest
 import (
 	"testing"
 
-	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // Sector seals sector id of the named profile with fixed randomness.

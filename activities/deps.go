@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params"
 	"github.com/c2flow/c2flow/scheme"
-	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -24,11 +21,10 @@ type Deps struct {
 }
 
 // ProverDeps assembles a proving host's deps: its devices first (a build
-// without CUDA says so before any key loads), then the schemes (c2flow's
-// test scheme over ParamsDir and the store, Filecoin's over
-// FilecoinParams), the budget sized by the configured profiles'
-// partitions, and the phases over them with the host's sector cache;
-// proving keys load on first use.
+// without CUDA says so before any key loads), then the budget sized by
+// the configured profiles' partitions under cfg.Schemes (the composition
+// root's registry), and the phases over them with the host's sector
+// cache; proving keys load on first use.
 func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, error) {
 	if err := cfg.defaults(); err != nil {
 		return Deps{}, err
@@ -38,10 +34,10 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 	if err != nil {
 		return Deps{}, err
 	}
-	schemes := append(scheme.Set{
-		testscheme.New(params.Cache{Local: params.DirStore{Root: cfg.ParamsDir}, Remote: store},
-			testscheme.WithEarlyG2(cfg.EarlyG2), testscheme.WithLogger(cfg.Log)),
-	}, c2.Schemes(filecoinParams(&cfg, store), cfg.Log)...)
+	schemes := cfg.Schemes
+	if len(schemes) == 0 {
+		return Deps{}, errors.New("a proving host needs its proof schemes (Config.Schemes: registry.Schemes)")
+	}
 	budget, err := budgetFor(ctx, schemes, &cfg)
 	if err != nil {
 		return Deps{}, err
@@ -77,15 +73,6 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 		pp.Sectors = NewSectorCache(n)
 	}
 	return Deps{Phases: pp, Slots: slots, Budget: budget}, nil
-}
-
-// filecoinParams says where the Filecoin scheme finds its parameters.
-func filecoinParams(cfg *Config, store *storage.Store) c2.Params {
-	p := c2.Params{Dir: cfg.FilecoinParams}
-	if store != nil {
-		p.Remote = store // storage.Store.Open: ErrNotFound matches fs.ErrNotExist
-	}
-	return p
 }
 
 // budgetFor returns the host's budget: PartitionWorkers partitions, or

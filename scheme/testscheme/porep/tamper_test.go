@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 )
 
 func TestTamperedProofsAreRejected(t *testing.T) {

@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/job"
-	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
 
@@ -19,14 +20,15 @@ import (
 func TestKeysLoadOnFirstUse(t *testing.T) {
 	ctx := context.Background()
 	const proof = "StackedDrg2KiBV1_1"
-	if _, err := c2.DevSetup(ctx, proof, paramstest.FilecoinDevParams(), paramstest.FilecoinSetups(), nil); err != nil {
+	if _, err := c2.DevSetup(ctx, proof, fctest.DevParams(), fctest.Setups(), nil); err != nil {
 		t.Fatal(err)
 	}
 	store := s3test.Start(t).Store("c2flow-test")
 	if err := store.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Profiles: []string{proof}, MemoryBudget: 16 << 30, ParamsDir: t.TempDir(), FilecoinParams: paramstest.FilecoinDevParams(),
+	keys := registry.Options{ParamsDir: t.TempDir(), FilecoinParams: fctest.DevParams(), Remote: store}
+	cfg := Config{Profiles: []string{proof}, MemoryBudget: 16 << 30, Schemes: registry.Schemes(keys),
 		SectorCache: -1, Log: slog.New(slog.DiscardHandler)}
 	deps, err := ProverDeps(ctx, store, cfg)
 	if err != nil {
@@ -53,7 +55,8 @@ func TestKeysLoadOnFirstUse(t *testing.T) {
 	}
 	t.Logf("%s: partition %d bytes, proving key %d bytes, counted on first use", proof, n, held)
 
-	cfg.FilecoinParams = t.TempDir() // no parameters here nor in the store
+	keys.FilecoinParams = t.TempDir() // no parameters here nor in the store
+	cfg.Schemes = registry.Schemes(keys)
 	if _, err := ProverDeps(ctx, store, cfg); err == nil || !strings.Contains(err.Error(), "profile "+proof) {
 		t.Fatalf("a host whose profile has no parameters started: %v", err)
 	}

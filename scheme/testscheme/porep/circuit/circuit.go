@@ -12,7 +12,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/std/permutation/poseidon2"
 
-	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // Opening is a parent's column and its comm_c path.

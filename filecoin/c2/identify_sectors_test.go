@@ -1,4 +1,4 @@
-package intake
+package c2_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
+	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/scheme"
@@ -46,7 +47,7 @@ func TestIdentifyChecksSectorsJSON(t *testing.T) {
 		if err := seal.WriteManifest(filepath.Join(dir, "sectors.json"), m); err != nil {
 			t.Fatal(err)
 		}
-		ref, err := Identify(Schemes(), scheme.Hints{})(context.Background(), file, raw.Bytes())
+		ref, err := c2.New(c2.Params{}, nil).Identify(context.Background(), file, raw.Bytes(), scheme.Hints{})
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)

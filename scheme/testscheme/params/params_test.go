@@ -13,9 +13,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/params/paramstest"
-	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 // recorder is a DirStore that records the order of Puts.

@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/params"
-	"github.com/c2flow/c2flow/porep"
+	"github.com/c2flow/c2flow/internal/testdirs"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
 var (
@@ -21,26 +21,8 @@ var (
 	cache = map[string]*params.Keys{}
 )
 
-// Dir is the test parameter cache.
-func Dir() string {
-	if d := os.Getenv("C2FLOW_PARAMS"); d != "" {
-		return d
-	}
-	return filepath.Join(os.TempDir(), "c2flow-test-params")
-}
-
-// FilecoinSetups is the cache of development setups of Filecoin circuits
-// the tests share: the machine-wide r1cs.DefaultSetupCache, not under
-// Dir(), because the 2KiB setup takes over 16 minutes to make and a fresh
-// clone's tests should find the one this machine already made.
-func FilecoinSetups() r1cs.SetupCache {
-	return r1cs.DefaultSetupCache()
-}
-
-// FilecoinDevParams is the test directory of development setups in
-// Filecoin's format (filecoin/c2 DevSetup writes them there from
-// FilecoinSetups).
-func FilecoinDevParams() string { return filepath.Join(Dir(), "filecoin", "dev-params") }
+// Dir is the test parameter cache (testdirs.Params).
+func Dir() string { return testdirs.Params() }
 
 // Keys returns the profile's keys, loading them once per test binary.
 func Keys(tb testing.TB, profile string) *params.Keys {

@@ -12,10 +12,10 @@ import (
 	"github.com/consensys/gnark/std/permutation/poseidon2"
 	"github.com/consensys/gnark/test"
 
-	"github.com/c2flow/c2flow/params/paramstest"
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/circuit"
-	"github.com/c2flow/c2flow/porep/poreptest"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/circuit"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 )
 
 type compressCircuit struct {

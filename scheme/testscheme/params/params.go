@@ -39,8 +39,8 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
-	"github.com/c2flow/c2flow/porep"
-	"github.com/c2flow/c2flow/porep/circuit"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep"
+	"github.com/c2flow/c2flow/scheme/testscheme/porep/circuit"
 )
 
 // ErrNotFound is returned by a Store for a key it does not hold.

@@ -1,0 +1,88 @@
+// Package registry builds the scheme set: the one place c2flow names its
+// proof schemes. Only composition roots (cmd/, stack, sim, bench) import
+// it; the pipeline (activities, batch, workflows, storage, prover, the
+// gateway) sees a scheme.Set and nothing concrete.
+//
+// A new proof kind is one package behind scheme.Scheme and one line in
+// Schemes.
+package registry
+
+import (
+	"log/slog"
+
+	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/scheme"
+	"github.com/c2flow/c2flow/scheme/testscheme"
+	"github.com/c2flow/c2flow/scheme/testscheme/params"
+)
+
+// Remote is the shared store behind every scheme's local key directory
+// (storage.Store implements it).
+type Remote interface {
+	params.Remote
+	c2.Remote
+}
+
+// Options say where the schemes find their keys and how they prove. The
+// zero value gives schemes that decode, identify and verify inputs natively
+// but load no key (what a submitter needs).
+type Options struct {
+	// ParamsDir is the test scheme's local key directory ("": none, or
+	// params.DefaultDir() where Remote is set).
+	ParamsDir string
+	// FilecoinParams is Filecoin's parameter directory ("": Filecoin's
+	// default, c2.DefaultDir()).
+	FilecoinParams string
+	// FilecoinShapes caches Filecoin's recorded circuit shapes ("": the
+	// default under c2flow's cache).
+	FilecoinShapes string
+	// FilecoinPair, when set, names the .params/.vk pair of every Filecoin
+	// seal proof instead of a search of FilecoinParams (c2flow prove --vk).
+	FilecoinPair *c2.Files
+	// Remote supplies the keys the local directories lack, and receives
+	// the ones made or found only locally (nil: local only).
+	Remote Remote `json:"-"`
+	// DevSetup makes a development setup of a test-scheme profile whose
+	// keys are missing (one-process commands only: never real sectors).
+	DevSetup bool
+	// EarlyG2 starts each partition's B-in-G2 MSM with its device phase.
+	EarlyG2 bool
+	Log     *slog.Logger `json:"-"`
+}
+
+// Schemes returns every scheme c2flow runs, over o.
+func Schemes(o Options) scheme.Set {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	fc := c2.New(c2.Params{Dir: o.FilecoinParams, Remote: remote(o.Remote), ShapeDir: o.FilecoinShapes, Pair: o.FilecoinPair, EarlyG2: o.EarlyG2}, o.Log)
+	return scheme.Set{
+		testscheme.New(testKeys(o), testscheme.WithLogger(o.Log), testscheme.WithEarlyG2(o.EarlyG2), testscheme.WithDevSetup(o.DevSetup)),
+		fc,
+		fc.Update(),
+	}
+}
+
+// testKeys is the test scheme's key store: the local directory in front of
+// the remote, the directory alone, or none (decode only).
+func testKeys(o Options) params.Store {
+	switch {
+	case o.Remote != nil:
+		dir := o.ParamsDir
+		if dir == "" {
+			dir = params.DefaultDir()
+		}
+		return params.Cache{Local: params.DirStore{Root: dir}, Remote: o.Remote}
+	case o.ParamsDir != "":
+		return params.DirStore{Root: o.ParamsDir}
+	}
+	return nil
+}
+
+// remote keeps a nil Remote a nil interface for c2.Params.
+func remote(r Remote) c2.Remote {
+	if r == nil {
+		return nil
+	}
+	return r
+}

@@ -1,0 +1,82 @@
+package scheme
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/c2flow/c2flow/job"
+)
+
+// Request kinds: the kinds of proving request a network client sends
+// (cuzk's ProofKind), each served by the scheme that admits it.
+const (
+	KindPoRep       = "porep"
+	KindSnap        = "snap"
+	KindWindowPoSt  = "window-post"
+	KindWinningPoSt = "winning-post"
+)
+
+// Request is one proving request as a network client sends it (cuzk's
+// SubmitProofRequest, read field by field by the gateway), in the client's
+// own terms: registered proofs by the client's numbers, commitments as
+// given. The scheme admitting its kind reads what concerns it.
+type Request struct {
+	Kind            string
+	RegisteredProof uint64
+	MinerID         uint64
+	SectorNumber    uint64
+	SectorSize      uint64 // 0: not given
+	// Envelope is the request's one blob (cuzk's vanilla_proof), Vanilla
+	// its list (vanilla_proofs).
+	Envelope []byte
+	Vanilla  [][]byte
+	// Randomness, PartitionIndex and the commitments, where the kind has
+	// them.
+	Randomness                   []byte
+	PartitionIndex               uint32
+	CommROld, CommRNew, CommDNew []byte
+}
+
+// ErrBadRequest is wrapped by every Admit error that is the request's
+// fault (as opposed to a canceled context).
+var ErrBadRequest = errors.New("bad request")
+
+// Admitter is a scheme that takes requests from network clients (the
+// cuzk gateway). Admit checks a request as Identify checks a file (decoded
+// strictly, bound to its prover and sector, verified natively) and
+// returns the job's identity with the canonical input to store under it:
+// the same content sent in other bytes is the same job.
+type Admitter interface {
+	Scheme
+	Kinds() []string
+	Admit(ctx context.Context, r Request) (job.SectorRef, []byte, error)
+}
+
+// Admitter returns the scheme admitting requests of kind.
+func (s Set) Admitter(kind string) (Admitter, error) {
+	for _, sc := range s {
+		if a, ok := sc.(Admitter); ok {
+			for _, k := range a.Kinds() {
+				if k == kind {
+					return a, nil
+				}
+			}
+		}
+	}
+	return nil, fmt.Errorf("no scheme of this host proves %s requests", kind)
+}
+
+// Admit admits r through the scheme of its kind; every error that is the
+// request's fault wraps ErrBadRequest.
+func (s Set) Admit(ctx context.Context, r Request) (job.SectorRef, []byte, error) {
+	a, err := s.Admitter(r.Kind)
+	if err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	ref, raw, err := a.Admit(ctx, r)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrBadRequest) {
+		err = fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return ref, raw, err
+}
