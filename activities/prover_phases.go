@@ -307,7 +307,6 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 	if err := c.VerifyC2(s, data); err != nil {
 		return job.StoreOutput{}, notStored(err)
 	}
-	id := in.Identity()
 	d := c.Digests()
 	m := storage.Manifest{SectorRef: job.SectorRef{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Profile: s.Proof()},
 		Partitions: s.Partitions(), VKDigest: d.VK, PKDigest: d.PK, CircuitDigest: d.Circuit}
@@ -318,12 +317,12 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 	// place, conditional on its ETag; a good one is kept.
 	_, created, replaced, err := p.Artifacts.PutC2(ctx, m, data, func(stored []byte) error { return c.VerifyC2(s, stored) })
 	if replaced != nil {
-		p.Log.Warn("replacing a stored C2 that is corrupt or does not verify", "sector", in.SectorRef.String(), "key", storage.C2Key(id), "reason", replaced)
+		p.Log.Warn("replacing a stored C2 that is corrupt or does not verify", "sector", in.SectorRef.String(), "key", storage.C2Key(in.SectorRef), "reason", replaced)
 	}
 	if err != nil {
 		return job.StoreOutput{}, fmt.Errorf("%s: store C2: %w", in.SectorRef, err)
 	}
-	return job.StoreOutput{C2Key: storage.C2Key(id), Created: created}, nil
+	return job.StoreOutput{C2Key: storage.C2Key(in.SectorRef), Created: created}, nil
 }
 
 // Lookup implements Phases: a stored C2 is trusted when its manifest names
@@ -331,9 +330,8 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 // sector's C1 under the current keys. Anything else is reported with the
 // reason, and the sector is proved again.
 func (p *ProverPhases) Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
-	id := ref.Identity()
-	out := job.LookupOutput{C2Key: storage.C2Key(id)}
-	if _, err := p.Artifacts.Head(ctx, storage.C2Key(id)); errors.Is(err, storage.ErrNotFound) {
+	out := job.LookupOutput{C2Key: storage.C2Key(ref)}
+	if _, err := p.Artifacts.Head(ctx, storage.C2Key(ref)); errors.Is(err, storage.ErrNotFound) {
 		return out, nil
 	} else if err != nil {
 		return out, err

@@ -38,7 +38,7 @@ func TestSectorCacheDecodesOnce(t *testing.T) {
 	}
 	ref := job.NewSectorRef(prover, 42, raw)
 	ref.Profile = "StackedDrg32GiBV1_1"
-	if err := store.PutC1(ctx, ref.Identity(), raw); err != nil {
+	if err := store.PutC1(ctx, ref, raw); err != nil {
 		t.Fatal(err)
 	}
 	schemes := scheme.Set{c2.New(c2.Params{Dir: t.TempDir()}, nil)}

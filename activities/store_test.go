@@ -82,7 +82,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.PutIfAbsent(ctx, storage.C2Key(ref.Identity()), junk); err != nil {
+	if _, err := store.PutIfAbsent(ctx, storage.C2Key(ref), junk); err != nil {
 		t.Fatal(err)
 	}
 	lo, err := h.LookupC2(ctx, ref)
@@ -103,7 +103,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err != nil || !lo.Valid {
 		t.Fatalf("lookup after the replacement: %+v %v", lo, err)
 	}
-	m, _, err := store.GetC2(ctx, ref.Identity())
+	m, _, err := store.GetC2(ctx, ref)
 	if err != nil || m.C1Digest != ref.C1Digest || m.VKDigest == "" || m.VKDigest == m.CircuitDigest || m.PKDigest == "" || m.PKDigest == m.VKDigest {
 		t.Fatalf("manifest %+v %v: want the C1 digest and the vk file's digest", m, err)
 	}
@@ -114,7 +114,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err := poreptest.Sector(t, profile, 22).C1().Encode(&other); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Put(ctx, storage.C1Key(ref.Identity()), other.Bytes()); err != nil {
+	if err := store.Put(ctx, storage.C1Key(ref), other.Bytes()); err != nil {
 		t.Fatal(err)
 	}
 	_, err = h.ValidateC1(ctx, job.SectorInput{SectorRef: ref})
@@ -190,7 +190,7 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 	if _, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: prove()}); err != nil {
 		t.Fatal(err)
 	}
-	key := storage.C2Key(ref.Identity())
+	key := storage.C2Key(ref)
 	f := filepath.Join(srv.Dir, "c2flow-test", filepath.FromSlash(key))
 	old, err := os.ReadFile(f)
 	if err != nil {
@@ -215,7 +215,7 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 	if err != nil || !lo.Valid {
 		t.Fatalf("lookup after the replacement: %+v %v", lo, err)
 	}
-	_, now, err := store.GetC2(ctx, ref.Identity())
+	_, now, err := store.GetC2(ctx, ref)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func UploadInputs(ctx context.Context, store *storage.Store, ins []Input, identi
 			return nil, fmt.Errorf("%s: %s is also in %s", in.Name, ref, prev)
 		}
 		seen[sector] = in.Name
-		if err := store.PutC1(ctx, ref.Identity(), in.Raw); err != nil {
+		if err := store.PutC1(ctx, ref, in.Raw); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
 		refs = append(refs, ref)

@@ -135,7 +135,7 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest) (pro
 	}
 	j := proofJob{kind: kind, ref: ref, priority: priority(req.GetPriority(), req.GetProofKind())}
 	s.noteRequestID(ctx, req.GetRequestId(), j)
-	if err := s.cfg.Store.PutC1(ctx, ref.Identity(), raw); err != nil {
+	if err := s.cfg.Store.PutC1(ctx, ref, raw); err != nil {
 		return proofJob{}, status.Errorf(codes.Unavailable, "c2flow: upload the input of job %s: %v", j.id(), err)
 	}
 	if err := s.submit(ctx, j); err != nil {

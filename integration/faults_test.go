@@ -160,7 +160,7 @@ func TestCancelBatch(t *testing.T) {
 		if r.Status != job.StatusCanceled {
 			t.Fatalf("sector %d: %s", r.SectorID, r.Status)
 		}
-		if _, err := s.store.Head(ctx, storage.C2Key(r.SectorRef.Identity())); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.store.Head(ctx, storage.C2Key(r.SectorRef)); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("sector %d: something stored under its C2 key: %v", r.SectorID, err)
 		}
 	}
@@ -260,7 +260,7 @@ func TestBadInputsAreRejected(t *testing.T) {
 		}
 		ref := job.NewSectorRef(good.ProverID, id, raw)
 		if tc.raw != nil {
-			if err := s.store.PutC1(ctx, ref.Identity(), raw); err != nil {
+			if err := s.store.PutC1(ctx, ref, raw); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -288,7 +288,7 @@ func TestBadInputsAreRejected(t *testing.T) {
 			t.Errorf("%s: %s %q (want BadC1 %v, naming %q)", tc.name, r.Status, r.Error, wantBad, tc.field)
 			continue
 		}
-		if _, err := s.store.Head(ctx, storage.C2Key(r.SectorRef.Identity())); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.store.Head(ctx, storage.C2Key(r.SectorRef)); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("%s: something stored under the C2 key", tc.name)
 		}
 		rejected++

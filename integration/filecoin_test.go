@@ -56,7 +56,7 @@ func (s *stack) putFilecoinC1(id uint64, corrupt func(*c1.SealCommitPhase1Output
 	}
 	ref := job.NewSectorRef(filecoinProver, id, raw)
 	ref.Profile = filecoin2KiB
-	if err := s.store.PutC1(context.Background(), ref.Identity(), raw); err != nil {
+	if err := s.store.PutC1(context.Background(), ref, raw); err != nil {
 		s.t.Fatal(err)
 	}
 	return ref, raw
@@ -68,7 +68,7 @@ func (s *stack) putFilecoinC1(id uint64, corrupt func(*c1.SealCommitPhase1Output
 // file, by a scheme instance of its own (not the worker's).
 func (s *stack) verifyFilecoinStored(dir string, ref job.SectorRef, raw []byte) {
 	s.t.Helper()
-	_, proof, err := s.store.GetC2(context.Background(), ref.Identity())
+	_, proof, err := s.store.GetC2(context.Background(), ref)
 	if err != nil {
 		s.t.Fatalf("%s: %v", ref, err)
 	}

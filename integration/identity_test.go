@@ -43,7 +43,7 @@ func TestSectorIdentity(t *testing.T) {
 	w := s.startWorker("w", activities.Config{PartitionWorkers: 2})
 	a, b := sealFor(t, 0xaa, 1, 0), sealFor(t, 0xbb, 1, 0)
 	ra, rb := s.putC1(a), s.putC1(b)
-	if ra.Identity() == rb.Identity() || storage.C2Key(ra.Identity()) == storage.C2Key(rb.Identity()) {
+	if ra.Identity() == rb.Identity() || storage.C2Key(ra) == storage.C2Key(rb) {
 		t.Fatalf("two provers' sector 1 share an identity: %s", ra.Identity())
 	}
 
@@ -59,7 +59,7 @@ func TestSectorIdentity(t *testing.T) {
 		c1  *porep.C1
 	}{{ra, a}, {rb, b}} {
 		r := byProver[c.ref.ProverID]
-		if r.Status != job.StatusProved || r.C2Key != storage.C2Key(c.ref.Identity()) {
+		if r.Status != job.StatusProved || r.C2Key != storage.C2Key(c.ref) {
 			t.Fatalf("%s: %s %q -> %s", c.ref, r.Status, r.Error, r.C2Key)
 		}
 		if err := s.verifyStored(c.c1); err != nil {
@@ -67,11 +67,11 @@ func TestSectorIdentity(t *testing.T) {
 		}
 	}
 	// Each proof is of its own C1: A's proof does not verify for B.
-	_, pa, err := s.store.GetC2(ctx, ra.Identity())
+	_, pa, err := s.store.GetC2(ctx, ra)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.store.Put(ctx, storage.C2Key(rb.Identity()), pa); err != nil {
+	if err := s.store.Put(ctx, storage.C2Key(rb), pa); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.verifyStored(b); err == nil {
@@ -95,7 +95,7 @@ func TestSectorIdentity(t *testing.T) {
 	}
 
 	// A's C2 deleted; the first batch rerun (same id) proves A only.
-	if err := s.store.Delete(ctx, storage.C2Key(ra.Identity())); err != nil {
+	if err := s.store.Delete(ctx, storage.C2Key(ra)); err != nil {
 		t.Fatal(err)
 	}
 	rerun := s.run(ctx, batch.Options{BatchID: batch.ID(refs)}, refs)
@@ -120,7 +120,7 @@ func TestSectorIdentity(t *testing.T) {
 		t.Fatalf("identity of the new C1: %s", ra2.Identity())
 	}
 	fresh := s.run(ctx, batch.Options{BatchID: batch.ID([]job.SectorRef{ra2})}, []job.SectorRef{ra2})
-	if r := fresh.Sectors[0]; r.Status != job.StatusProved || r.C2Key != storage.C2Key(ra2.Identity()) {
+	if r := fresh.Sectors[0]; r.Status != job.StatusProved || r.C2Key != storage.C2Key(ra2) {
 		t.Fatalf("new C1 of a proved sector: %s %q -> %s", r.Status, r.Error, r.C2Key)
 	}
 	if err := s.verifyStored(a2); err != nil {
@@ -151,7 +151,7 @@ func TestOversizeC1RefusedBeforeReading(t *testing.T) {
 	}
 	ref := job.NewSectorRef(poreptest.Info(801).ProverID, 801, relabelled)
 	ref.Profile = "2KiB"
-	if err := s.store.PutC1(ctx, ref.Identity(), relabelled); err != nil {
+	if err := s.store.PutC1(ctx, ref, relabelled); err != nil {
 		t.Fatal(err)
 	}
 	res := s.run(ctx, batch.Options{BatchID: "oversize"}, []job.SectorRef{ref})

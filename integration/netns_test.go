@@ -258,7 +258,7 @@ func TestNetnsHostCutOffInDevicePhase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{storage.ManifestKey(ref.Identity()), storage.C2Key(ref.Identity())}; len(keys) != 2 || !sameSet(keys, want) {
+	if want := []string{storage.ManifestKey(ref), storage.C2Key(ref)}; len(keys) != 2 || !sameSet(keys, want) {
 		t.Errorf("objects under c2/: %v, want %v", keys, want)
 	}
 	// Cut off, host a's SDK gave up its heartbeats and canceled the device

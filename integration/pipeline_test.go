@@ -54,7 +54,7 @@ func c2Key(t testing.TB, c1 *porep.C1) string {
 	if err := c1.Encode(&b); err != nil {
 		t.Fatal(err)
 	}
-	return storage.C2Key(job.NewSectorRef(c1.ProverID, c1.SectorID, b.Bytes()).Identity())
+	return storage.C2Key(job.NewSectorRef(c1.ProverID, c1.SectorID, b.Bytes()))
 }
 
 func (s *stack) run(ctx context.Context, o batch.Options, refs []job.SectorRef) job.BatchResult {

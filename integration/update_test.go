@@ -61,7 +61,7 @@ func (s *stack) putUpdate(first uint64, corrupt func(*c2.UpdateInput, []*update.
 	}
 	ref := job.NewSectorRef(filecoinProver, first, raw)
 	ref.Profile = update2KiB
-	if err := s.store.PutC1(context.Background(), ref.Identity(), raw); err != nil {
+	if err := s.store.PutC1(context.Background(), ref, raw); err != nil {
 		s.t.Fatal(err)
 	}
 	return ref, raw
@@ -110,7 +110,7 @@ func TestUpdatesAndPoRepInOneBatch(t *testing.T) {
 
 	// The stored update proof, read back through its manifest, verified by
 	// a scheme of this process over the .vk alone.
-	_, proof, err := s.store.GetC2(ctx, upRef.Identity())
+	_, proof, err := s.store.GetC2(ctx, upRef)
 	if err != nil {
 		t.Fatal(err)
 	}

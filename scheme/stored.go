@@ -35,14 +35,14 @@ func (s Set) LoadSector(ctx context.Context, store *storage.Store, ref job.Secto
 	if err != nil {
 		return nil, 0, fmt.Errorf("declared proof: %w: %w", ErrBadInput, err)
 	}
-	size, err := store.Size(ctx, storage.C1Key(ref.Identity()))
+	size, err := store.Size(ctx, storage.C1Key(ref))
 	if err != nil {
 		return nil, 0, fmt.Errorf("read the input of %s: %w", ref, err)
 	}
 	if size > limit {
 		return nil, 0, fmt.Errorf("the input object has %d bytes, a %s input at most %d: %w", size, ref.Profile, limit, ErrBadInput)
 	}
-	raw, err := store.GetC1(ctx, ref.Identity(), ref.C1Digest)
+	raw, err := store.GetC1(ctx, ref)
 	switch {
 	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
 		return nil, 0, fmt.Errorf("%w: %w", ErrBadInput, err)
@@ -78,7 +78,7 @@ func (s Set) VerifierOf(ctx context.Context, sec Sector) (Verifier, error) {
 // but fails either wraps ErrBadStored; none stored wraps
 // storage.ErrNotFound.
 func (s Set) StoredC2(ctx context.Context, store *storage.Store, ref job.SectorRef, sec Sector) (storage.Manifest, []byte, error) {
-	m, proof, err := store.GetC2(ctx, ref.Identity())
+	m, proof, err := store.GetC2(ctx, ref)
 	switch {
 	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):
 		return m, nil, fmt.Errorf("%w: %w", ErrBadStored, err)

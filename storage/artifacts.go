@@ -2,8 +2,6 @@ package storage
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,12 +10,12 @@ import (
 )
 
 // C1Key, C2Key and ManifestKey are the keys of a sector's artifacts,
-// named by the sector's identity (prover/sector/C1 digest): a C1 object is
-// content-addressed and never overwritten, and a C2 is bound to the exact
-// C1 it was made from.
-func C1Key(id string) string       { return "c1/" + id + ".json" }
-func C2Key(id string) string       { return "c2/" + id + ".proof" }
-func ManifestKey(id string) string { return "c2/" + id + ".json" }
+// named by the sector's identity (prover/sector/input digest): an input
+// object is content-addressed and never overwritten, and a C2 is bound to
+// the exact input it was made from.
+func C1Key(ref job.SectorRef) string       { return "c1/" + ref.Identity() + ".json" }
+func C2Key(ref job.SectorRef) string       { return "c2/" + ref.Identity() + ".proof" }
+func ManifestKey(ref job.SectorRef) string { return "c2/" + ref.Identity() + ".json" }
 
 // Manifest describes a stored C2 proof and what it was made from.
 type Manifest struct {
@@ -46,14 +44,17 @@ type PartitionTime struct {
 	FinalizeMS int64 `json:"finalize_ms"`
 }
 
-// PutC1 stores a C1's bytes under its content-addressed key (id is the
-// sector identity, whose digest part is the SHA-256 of raw), only if
+// PutC1 stores a sector's input under its content-addressed key, only if
 // absent: an object already there has the same identity, and readers
-// check its digest.
-func (s *Store) PutC1(ctx context.Context, id string, raw []byte) error {
-	_, err := s.PutIfAbsent(ctx, C1Key(id), raw)
+// check its digest. raw must be the bytes ref's digest names (a caller's
+// mix-up is refused, wrapping ErrDigest, before anything is written).
+func (s *Store) PutC1(ctx context.Context, ref job.SectorRef, raw []byte) error {
+	if d := job.Digest(raw); d != ref.C1Digest {
+		return fmt.Errorf("store C1 %s: its bytes have SHA-256 %s: %w", C1Key(ref), d, ErrDigest)
+	}
+	_, err := s.PutIfAbsent(ctx, C1Key(ref), raw)
 	if err != nil {
-		return fmt.Errorf("store C1 %s: %w", C1Key(id), err)
+		return fmt.Errorf("store C1 %s: %w", C1Key(ref), err)
 	}
 	return nil
 }
@@ -61,14 +62,13 @@ func (s *Store) PutC1(ctx context.Context, id string, raw []byte) error {
 // GetC1 reads the C1 of sector identity id and checks its bytes against
 // the digest the identity pins: an object replaced after submission is an
 // error wrapping ErrDigest, never a C1 to prove.
-func (s *Store) GetC1(ctx context.Context, id, digest string) ([]byte, error) {
-	raw, err := s.Get(ctx, C1Key(id))
+func (s *Store) GetC1(ctx context.Context, ref job.SectorRef) ([]byte, error) {
+	raw, err := s.Get(ctx, C1Key(ref))
 	if err != nil {
 		return nil, err
 	}
-	h := sha256.Sum256(raw)
-	if got := hex.EncodeToString(h[:]); got != digest {
-		return nil, fmt.Errorf("C1 %s: SHA-256 %s, the sector pinned %s: %w", C1Key(id), got, digest, ErrDigest)
+	if got := job.Digest(raw); got != ref.C1Digest {
+		return nil, fmt.Errorf("C1 %s: SHA-256 %s, the sector pinned %s: %w", C1Key(ref), got, ref.C1Digest, ErrDigest)
 	}
 	return raw, nil
 }
@@ -85,7 +85,7 @@ var ErrDigest = errors.New("object replaced: digest mismatch")
 // bit rot on the server is repaired and a concurrent writer is never
 // overwritten; replaced says why (nil when nothing was replaced).
 func (s *Store) PutC2(ctx context.Context, m Manifest, proof []byte, keep func(stored []byte) error) (stored []byte, created bool, replaced error, err error) {
-	id := m.Identity()
+	id := m.SectorRef
 	created, err = s.PutIfAbsent(ctx, C2Key(id), proof)
 	if err != nil && !errors.Is(err, ErrExists) {
 		return nil, false, nil, err
@@ -129,8 +129,8 @@ func (s *Store) PutManifest(ctx context.Context, m Manifest, proof []byte) error
 	m.SHA256, _ = sum(proof)
 	m.ProofBytes = len(proof)
 	mb, _ := json.MarshalIndent(m, "", "  ")
-	if err := s.Put(ctx, ManifestKey(m.Identity()), mb); err != nil {
-		return fmt.Errorf("store C2 manifest %s: %w", ManifestKey(m.Identity()), err)
+	if err := s.Put(ctx, ManifestKey(m.SectorRef), mb); err != nil {
+		return fmt.Errorf("store C2 manifest %s: %w", ManifestKey(m.SectorRef), err)
 	}
 	return nil
 }
@@ -138,24 +138,25 @@ func (s *Store) PutManifest(ctx context.Context, m Manifest, proof []byte) error
 // GetC2 reads a sector's stored C2 and its manifest and checks that they
 // agree: the manifest names this identity and the proof's SHA-256. Whether
 // the proof verifies is the caller's check.
-func (s *Store) GetC2(ctx context.Context, id string) (Manifest, []byte, error) {
+func (s *Store) GetC2(ctx context.Context, ref job.SectorRef) (Manifest, []byte, error) {
+	id := ref.Identity()
 	var m Manifest
-	mb, err := s.Get(ctx, ManifestKey(id))
+	mb, err := s.Get(ctx, ManifestKey(ref))
 	if err != nil {
 		return m, nil, err
 	}
 	if err := json.Unmarshal(mb, &m); err != nil {
-		return m, nil, fmt.Errorf("C2 manifest %s: %v: %w", ManifestKey(id), err, ErrDigest)
+		return m, nil, fmt.Errorf("C2 manifest %s: %v: %w", ManifestKey(ref), err, ErrDigest)
 	}
 	if m.Identity() != id {
-		return m, nil, fmt.Errorf("C2 manifest %s is for %s: %w", ManifestKey(id), m.Identity(), ErrDigest)
+		return m, nil, fmt.Errorf("C2 manifest %s is for %s: %w", ManifestKey(ref), m.Identity(), ErrDigest)
 	}
-	proof, err := s.Get(ctx, C2Key(id))
+	proof, err := s.Get(ctx, C2Key(ref))
 	if err != nil {
 		return m, nil, err
 	}
 	if hx, _ := sum(proof); hx != m.SHA256 {
-		return m, nil, fmt.Errorf("C2 %s: SHA-256 %s, its manifest says %s: %w", C2Key(id), hx, m.SHA256, ErrDigest)
+		return m, nil, fmt.Errorf("C2 %s: SHA-256 %s, its manifest says %s: %w", C2Key(ref), hx, m.SHA256, ErrDigest)
 	}
 	return m, proof, nil
 }

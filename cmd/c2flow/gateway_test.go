@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,6 +35,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
+	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 	"github.com/c2flow/c2flow/stack"
@@ -688,13 +690,17 @@ func TestGatewayPlaysCurio(t *testing.T) {
 }
 
 // jobIdentity is the sector identity a gateway job id names.
-func jobIdentity(t testing.TB, jobID string) string {
+func jobIdentity(t testing.TB, jobID string) job.SectorRef {
 	t.Helper()
-	parts := strings.SplitN(jobID, "/", 3)
-	if len(parts) != 3 || parts[0] != "porep" {
+	parts := strings.Split(jobID, "/")
+	if len(parts) != 5 || parts[0] != "porep" {
 		t.Fatalf("job id %q", jobID)
 	}
-	return parts[2]
+	n, err := strconv.ParseUint(parts[3], 10, 64)
+	if err != nil {
+		t.Fatalf("job id %q: %v", jobID, err)
+	}
+	return job.SectorRef{ProverID: parts[2], SectorID: n, C1Digest: parts[4], Profile: parts[1]}
 }
 
 // waitSectorRunning waits until the sector's C1 is in S3 (the gateway

@@ -40,5 +40,5 @@ func PutC1(ctx context.Context, store *storage.Store, c1 *porep.C1) (job.SectorR
 	}
 	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, b.Bytes())
 	ref.Profile = c1.Profile.Name
-	return ref, store.PutC1(ctx, ref.Identity(), b.Bytes())
+	return ref, store.PutC1(ctx, ref, b.Bytes())
 }

@@ -276,7 +276,7 @@ func (v *demoVerifier) verify(ctx context.Context, ref job.SectorRef, c1file str
 	if err != nil {
 		return err
 	}
-	_, proof, err := v.store.GetC2(ctx, ref.Identity())
+	_, proof, err := v.store.GetC2(ctx, ref)
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ func verifyStored(ctx context.Context, store *storage.Store, keys *params.Keys, 
 	if err != nil {
 		return err
 	}
-	_, b, err := store.GetC2(ctx, ref.Identity())
+	_, b, err := store.GetC2(ctx, ref)
 	if err != nil {
 		return err
 	}

@@ -179,7 +179,7 @@ func writeProofs(ctx context.Context, store *storage.Store, res job.BatchResult,
 		if s.C2Key == "" || s.Error != "" {
 			continue
 		}
-		_, proof, err := store.GetC2(ctx, s.SectorRef.Identity())
+		_, proof, err := store.GetC2(ctx, s.SectorRef)
 		if err != nil {
 			return fmt.Errorf("%s: read its C2: %w", s.SectorRef, err)
 		}
