@@ -512,7 +512,9 @@ func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *g
 		return err
 	})
 	*use = u
-	if f := (*gpu.Fault)(nil); errors.As(err, &f) {
+	// A canceled phase (a lost heartbeat, a cancel) is no device fault:
+	// Run keeps the device, and the log must not say otherwise.
+	if f := (*gpu.Fault)(nil); errors.As(err, &f) && ctx.Err() == nil {
 		h.Log.Error("DEVICE_QUARANTINED", "device", f.Device, "partition", w.solved.Partition(), "error", err)
 	}
 	return p, err

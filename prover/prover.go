@@ -165,7 +165,7 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 		pt, err = p.MSM(ctx, dev, q)
 		return err
 	})
-	if f := (*gpu.Fault)(nil); errors.As(err, &f) {
+	if f := (*gpu.Fault)(nil); errors.As(err, &f) && ctx.Err() == nil {
 		p.Log.Error("DEVICE_QUARANTINED", "device", f.Device, "partition", sol.Partition, "error", err)
 	}
 	if err != nil {
