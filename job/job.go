@@ -44,8 +44,8 @@ const (
 )
 
 // Activities are the activities the workflows run, one method per name
-// above (a worker registers each method under its name). Real hosts
-// (activities.Host) and simulated ones (sim.Host) implement it.
+// above (a worker registers each method under its name). activities.Host
+// implements it, over real phases or the simulation's (sim.Phases).
 type Activities interface {
 	// ValidateC1 (workflow queue): strict decoding and native verification
 	// of a sector's C1; a bad one is a non-retryable ErrBadC1.
