@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/fctest"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/storage/s3test"
@@ -20,7 +20,7 @@ import (
 func TestKeysLoadOnFirstUse(t *testing.T) {
 	ctx := context.Background()
 	const proof = "StackedDrg2KiBV1_1"
-	if _, err := c2.DevSetup(ctx, proof, fctest.DevParams(), fctest.Setups(), nil); err != nil {
+	if _, err := snark.DevSetup(ctx, proof, fctest.DevParams(), fctest.Setups(), nil); err != nil {
 		t.Fatal(err)
 	}
 	store := s3test.Start(t).Store("c2flow-test")

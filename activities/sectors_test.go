@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage/s3test"
@@ -41,7 +41,7 @@ func TestSectorCacheDecodesOnce(t *testing.T) {
 	if err := store.PutC1(ctx, ref, raw); err != nil {
 		t.Fatal(err)
 	}
-	schemes := scheme.Set{c2.New(c2.Params{Dir: t.TempDir()}, nil)}
+	schemes := scheme.Set{snark.New(snark.Params{Dir: t.TempDir()}, nil)}
 	const reads = 13 // lookup, validate, 10 syntheses, store
 	run := func(cache *SectorCache) (time.Duration, int64) {
 		p := &ProverPhases{Artifacts: store, Schemes: schemes, Log: slog.New(slog.DiscardHandler), Sectors: cache}

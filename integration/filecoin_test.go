@@ -11,10 +11,10 @@ import (
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme/testscheme/porep"
@@ -30,7 +30,7 @@ func filecoinDevParams(t *testing.T) string {
 	t.Helper()
 	cache := fctest.Setups()
 	dir := fctest.DevParams()
-	if _, err := c2.DevSetup(context.Background(), filecoin2KiB, dir, cache, nil); err != nil {
+	if _, err := snark.DevSetup(context.Background(), filecoin2KiB, dir, cache, nil); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -76,7 +76,7 @@ func (s *stack) verifyFilecoinStored(dir string, ref job.SectorRef, raw []byte) 
 	if len(proof) != 192*info.Partitions {
 		s.t.Fatalf("%s: stored C2 has %d bytes, want %d (192 per partition)", ref, len(proof), 192*info.Partitions)
 	}
-	fc := c2.New(c2.Params{Dir: dir, ShapeDir: filepath.Join(s.t.TempDir(), "shapes")}, nil)
+	fc := snark.New(snark.Params{Dir: dir, ShapeDir: filepath.Join(s.t.TempDir(), "shapes")}, nil)
 	sec, err := fc.Decode(raw, ref)
 	if err != nil {
 		s.t.Fatal(err)

@@ -10,14 +10,14 @@ import (
 
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
-	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
 )
 
-const update2KiB = c2.UpdatePrefix + "StackedDrg2KiBV1"
+const update2KiB = snark.UpdatePrefix + "StackedDrg2KiBV1"
 
 // publishFilecoinDevParams publishes the DEVELOPMENT setups in dir
 // (parameters.json, the marker, every pair) to the stack's S3, where
@@ -27,8 +27,8 @@ func (s *stack) publishFilecoinDevParams(ctx context.Context, dir string) {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		n := e.Name()
-		if n == c2.ParametersJSON || n == c2.DevMarker || strings.HasSuffix(n, ".params") || strings.HasSuffix(n, ".vk") {
-			if err := s.store.UploadFile(ctx, c2.RemotePrefix+n, filepath.Join(dir, n)); err != nil {
+		if n == snark.ParametersJSON || n == snark.DevMarker || strings.HasSuffix(n, ".params") || strings.HasSuffix(n, ".vk") {
+			if err := s.store.UploadFile(ctx, snark.RemotePrefix+n, filepath.Join(dir, n)); err != nil {
 				s.t.Fatal(err)
 			}
 		}
@@ -38,9 +38,9 @@ func (s *stack) publishFilecoinDevParams(ctx context.Context, dir string) {
 // putUpdate makes 2KiB update inputs of filecoinProver's sectors from
 // first (the test updater) and stores the k-th, changed by corrupt if
 // set, under its identity.
-func (s *stack) putUpdate(first uint64, corrupt func(*c2.UpdateInput, []*update.PartitionProof)) (job.SectorRef, []byte) {
+func (s *stack) putUpdate(first uint64, corrupt func(*snark.UpdateInput, []*update.PartitionProof)) (job.SectorRef, []byte) {
 	s.t.Helper()
-	files, err := c2.New(c2.Params{}, nil).Update().SealTest(context.Background(),
+	files, err := snark.New(snark.Params{}, nil).Update().SealTest(context.Background(),
 		scheme.SealRequest{Proof: update2KiB, Prover: filecoinProver, First: first, N: 1, Dir: s.t.TempDir()})
 	if err != nil {
 		s.t.Fatal(err)
@@ -50,7 +50,7 @@ func (s *stack) putUpdate(first uint64, corrupt func(*c2.UpdateInput, []*update.
 		s.t.Fatal(err)
 	}
 	if corrupt != nil {
-		in, parts, err := c2.DecodeUpdateInput(raw)
+		in, parts, err := snark.DecodeUpdateInput(raw)
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestUpdatesAndPoRepInOneBatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	dir := filecoinDevParams(t)
-	if err := c2.Schemes(c2.Params{Dir: dir}, nil).EnsureKeys(ctx, []string{update2KiB}, true, os.Stderr); err != nil {
+	if err := snark.Schemes(snark.Params{Dir: dir}, nil).EnsureKeys(ctx, []string{update2KiB}, true, os.Stderr); err != nil {
 		t.Fatal(err)
 	}
 	s := newStack(t, "2KiB")
@@ -86,7 +86,7 @@ func TestUpdatesAndPoRepInOneBatch(t *testing.T) {
 
 	porepRef, porepRaw := s.putFilecoinC1(61, nil)
 	upRef, upRaw := s.putUpdate(62, nil)
-	badRef, _ := s.putUpdate(63, func(in *c2.UpdateInput, parts []*update.PartitionProof) {
+	badRef, _ := s.putUpdate(63, func(in *snark.UpdateInput, parts []*update.PartitionProof) {
 		// A new-replica leaf of challenge 5 that is not the encoding of
 		// its old label and new data.
 		p := parts[0].Challenges[5].RNew
@@ -114,7 +114,7 @@ func TestUpdatesAndPoRepInOneBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	us := c2.Schemes(c2.Params{Dir: dir, ShapeDir: t.TempDir()}, nil)[1]
+	us := snark.Schemes(snark.Params{Dir: dir, ShapeDir: t.TempDir()}, nil)[1]
 	sec, err := us.Decode(upRaw, upRef)
 	if err != nil {
 		t.Fatal(err)
@@ -129,8 +129,8 @@ func TestUpdatesAndPoRepInOneBatch(t *testing.T) {
 	if err := v.VerifyC2(sec, proof); err != nil {
 		t.Fatalf("stored update proof: %v", err)
 	}
-	in := sec.(*c2.UpdateSector).Input()
-	other, err := c2.UpdatePublic(in.Proof, in.CommROld, in.CommROld, in.CommDNew)
+	in := sec.(*snark.UpdateSector).Input()
+	other, err := snark.UpdatePublic(in.Proof, in.CommROld, in.CommROld, in.CommDNew)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ package registry
 import (
 	"log/slog"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params"
@@ -20,7 +20,7 @@ import (
 // (storage.Store implements it).
 type Remote interface {
 	params.Remote
-	c2.Remote
+	snark.Remote
 }
 
 // Options say where the schemes find their keys and how they prove. The
@@ -31,14 +31,14 @@ type Options struct {
 	// params.DefaultDir() where Remote is set).
 	ParamsDir string
 	// FilecoinParams is Filecoin's parameter directory ("": Filecoin's
-	// default, c2.DefaultDir()).
+	// default, snark.DefaultDir()).
 	FilecoinParams string
 	// FilecoinShapes caches Filecoin's recorded circuit shapes ("": the
 	// default under c2flow's cache).
 	FilecoinShapes string
 	// FilecoinPair, when set, names the .params/.vk pair of every Filecoin
 	// seal proof instead of a search of FilecoinParams (c2flow prove --vk).
-	FilecoinPair *c2.Files
+	FilecoinPair *snark.Files
 	// Remote supplies the keys the local directories lack, and receives
 	// the ones made or found only locally (nil: local only).
 	Remote Remote `json:"-"`
@@ -55,7 +55,7 @@ func Schemes(o Options) scheme.Set {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	fc := c2.New(c2.Params{Dir: o.FilecoinParams, Remote: remote(o.Remote), ShapeDir: o.FilecoinShapes, Pair: o.FilecoinPair, EarlyG2: o.EarlyG2}, o.Log)
+	fc := snark.New(snark.Params{Dir: o.FilecoinParams, Remote: remote(o.Remote), ShapeDir: o.FilecoinShapes, Pair: o.FilecoinPair, EarlyG2: o.EarlyG2}, o.Log)
 	return scheme.Set{
 		testscheme.New(testKeys(o), testscheme.WithLogger(o.Log), testscheme.WithEarlyG2(o.EarlyG2), testscheme.WithDevSetup(o.DevSetup)),
 		fc,
@@ -79,8 +79,8 @@ func testKeys(o Options) params.Store {
 	return nil
 }
 
-// remote keeps a nil Remote a nil interface for c2.Params.
-func remote(r Remote) c2.Remote {
+// remote keeps a nil Remote a nil interface for snark.Params.
+func remote(r Remote) snark.Remote {
 	if r == nil {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params"
@@ -17,7 +17,7 @@ import (
 // string or a nested object routes nothing, and an unknown file's error
 // says what its head holds.
 func TestSetRecognize(t *testing.T) {
-	set := scheme.Set{testscheme.New(params.DirStore{Root: t.TempDir()}), c2.New(c2.Params{Dir: t.TempDir()}, nil)}
+	set := scheme.Set{testscheme.New(params.DirStore{Root: t.TempDir()}), snark.New(snark.Params{Dir: t.TempDir()}, nil)}
 	long := strings.Repeat("7,", 40000) // past the head: the parse stops mid-value
 	for _, c := range []struct {
 		name, head, want string

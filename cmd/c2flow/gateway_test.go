@@ -29,10 +29,10 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
 	"github.com/c2flow/c2flow/job"
@@ -822,15 +822,15 @@ type snapUpdate struct {
 func updateForMiner(t testing.TB, miner, number uint64) snapUpdate {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := c2.New(c2.Params{}, nil).Update().SealTest(context.Background(), scheme.SealRequest{
-		Proof: c2.UpdatePrefix + "StackedDrg2KiBV1", Prover: proofs.ProverID(miner), First: number, N: 1, Dir: dir}); err != nil {
+	if _, err := snark.New(snark.Params{}, nil).Update().SealTest(context.Background(), scheme.SealRequest{
+		Proof: snark.UpdatePrefix + "StackedDrg2KiBV1", Prover: proofs.ProverID(miner), First: number, N: 1, Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "updates.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m c2.UpdateManifest
+	var m snark.UpdateManifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}

@@ -17,5 +17,5 @@ func Setups() r1cs.SetupCache {
 }
 
 // DevParams is the test directory of development setups in Filecoin's
-// format (filecoin/c2 DevSetup writes them there from Setups).
+// format (filecoin/snark DevSetup writes them there from Setups).
 func DevParams() string { return filepath.Join(testdirs.Params(), "filecoin", "dev-params") }

@@ -26,7 +26,7 @@ type DevFiles struct {
 // digest is digest, in Filecoin's format, from cache:
 // cache.Dir/<digest>/dev.params and dev.vk, made by [Generate] with
 // crypto/rand when absent (about a minute for the 2KiB PoRep circuit on two
-// cores, see BenchmarkDevSetup in filecoin/c2). Processes share the cache
+// cores, see BenchmarkDevSetup in filecoin/snark). Processes share the cache
 // under a lock per digest, so one setup serves them all. made reports
 // whether this call made it; log (may be nil) gets a WARN before and after.
 // Its toxic waste was in this process's memory: the keys prove nothing on

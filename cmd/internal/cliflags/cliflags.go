@@ -19,7 +19,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/c2flow/c2flow/activities"
-	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/internal/sdklog"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/storage"
@@ -243,7 +243,7 @@ func AddHost(fs *flag.FlagSet) (func() (Host, error), error) {
 	fs.Int64Var(&c.MemoryBudget, "memory-budget", 0, "bytes of synthesized partitions in flight (overrides --partition-workers)")
 	fs.IntVar(&c.FinalizeSlots, "finalize-slots", 0, "concurrent CPU finalizes (default: one per device)")
 	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
-	fs.StringVar(&keys.FilecoinParams, "filecoin-params", c2.DefaultDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
+	fs.StringVar(&keys.FilecoinParams, "filecoin-params", snark.DefaultDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
 	var dv Devices
 	dv.Add(fs)

@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/snark"
 )
 
 // UpdateFlags name a SnapDeals update by its public data: the registered
@@ -37,7 +37,7 @@ func (f *UpdateFlags) Commitments() ([3][32]byte, error) {
 		if v.s == "" {
 			return c, fmt.Errorf("--update-proof needs --%s", v.flag)
 		}
-		if c[i], err = c2.ParseCommitment(v.s, v.k); err != nil {
+		if c[i], err = snark.ParseCommitment(v.s, v.k); err != nil {
 			return c, fmt.Errorf("--%s: %w", v.flag, err)
 		}
 	}
@@ -53,8 +53,8 @@ func (f *UpdateFlags) Info() (proofs.UpdateProofInfo, error) {
 	return info, nil
 }
 
-// Public is the update's public data (c2.UpdatePublic).
-func (f *UpdateFlags) Public() (*c2.UpdateSector, error) {
+// Public is the update's public data (snark.UpdatePublic).
+func (f *UpdateFlags) Public() (*snark.UpdateSector, error) {
 	info, err := f.Info()
 	if err != nil {
 		return nil, err
@@ -63,5 +63,5 @@ func (f *UpdateFlags) Public() (*c2.UpdateSector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c2.UpdatePublic(info, c[0], c[1], c[2])
+	return snark.UpdatePublic(info, c[0], c[1], c[2])
 }

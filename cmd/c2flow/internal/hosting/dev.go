@@ -18,7 +18,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/devstack"
-	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/gateway"
 	"github.com/c2flow/c2flow/stack"
 )
@@ -289,7 +289,7 @@ const devDrainTimeout = 30 * time.Second
 // devSetupProofs are the proofs whose DEVELOPMENT parameters dev
 // --dev-setup publishes: the smallest of Filecoin's, a newcomer can prove
 // them: 2KiB PoRep C2 and 2KiB SnapDeals updates.
-var devSetupProofs = []string{"StackedDrg2KiBV1_1", c2.UpdatePrefix + "StackedDrg2KiBV1"}
+var devSetupProofs = []string{"StackedDrg2KiBV1_1", snark.UpdatePrefix + "StackedDrg2KiBV1"}
 
 // RelTo names a file of the data directory under the directory's name as
 // the user gave it (.c2flow/demo/demo.log, not an absolute path).

@@ -16,7 +16,7 @@ import (
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
-	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/gateway"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/storage"
@@ -41,7 +41,7 @@ func (g *gatewayFlags) add(fs *flag.FlagSet, listenFlag, def, usage string) {
 	fs.StringVar(&g.cert, "grpc-tls-cert", "", "serve the gateway over TLS with this certificate (PEM) (for clients other than Curio, whose client speaks plaintext)")
 	fs.StringVar(&g.key, "grpc-tls-key", "", "private key (PEM) of --grpc-tls-cert")
 	fs.StringVar(&g.ca, "grpc-client-ca", "", "with --grpc-tls-cert: require client certificates of these CAs (PEM)")
-	fs.StringVar(&g.filecoinParams, "gateway-filecoin-params", filepath.Join(c2.DefaultDir(), "c2flow-gateway"), "where the gateway keeps the .vk files it verifies proofs with (downloaded from storage's params/filecoin/)")
+	fs.StringVar(&g.filecoinParams, "gateway-filecoin-params", filepath.Join(snark.DefaultDir(), "c2flow-gateway"), "where the gateway keeps the .vk files it verifies proofs with (downloaded from storage's params/filecoin/)")
 }
 
 // tlsConfig is the listener's TLS, nil for plaintext.

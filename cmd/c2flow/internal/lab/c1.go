@@ -12,8 +12,8 @@ import (
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 )
 
 func RunC1(ctx context.Context, args []string) error {
@@ -29,7 +29,7 @@ func RunC1(ctx context.Context, args []string) error {
 
 // c1CheckFlags are the public data given on the command line.
 type c1CheckFlags struct {
-	c2.Public
+	snark.Public
 	timing  bool
 	workers int
 }
@@ -98,11 +98,11 @@ func checkC1File(ctx context.Context, name string, f *c1CheckFlags, logw io.Writ
 	}
 	tDecode := time.Since(t0)
 	t1 := time.Now()
-	pub, source, err := c2.PublicFor(name, a, f.Public)
+	pub, source, err := snark.PublicFor(name, a, f.Public)
 	if err != nil {
 		return source, err
 	}
-	sec, err := c2.NewSector(a.C1, pub)
+	sec, err := snark.NewSector(a.C1, pub)
 	if err != nil {
 		return source, err
 	}

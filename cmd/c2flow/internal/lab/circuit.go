@@ -12,8 +12,8 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params"
@@ -49,7 +49,7 @@ func RunCircuit(ctx context.Context, args []string) error {
 		if sub != "info" {
 			return fmt.Errorf("circuit %s: --update-proof is only for info", sub)
 		}
-		return c2.WriteUpdateInfo(os.Stdout, *update)
+		return snark.WriteUpdateInfo(os.Stdout, *update)
 	}
 	if sub == "info" {
 		// One info for every scheme: the one that owns the name counts

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/clitest"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/snark"
 )
 
 // TestFilecoinCircuitInfo2KiB: circuit info --proof prints exactly one line
@@ -27,7 +27,7 @@ func TestFilecoinCircuitInfo2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := c2.New(c2.Params{}, nil).WriteInfo(&out, info.Name); err != nil {
+	if err := snark.New(snark.Params{}, nil).WriteInfo(&out, info.Name); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("circuit info --proof %s:\n%s", info.Name, out.String())

@@ -15,8 +15,8 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/hosting"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
@@ -118,7 +118,7 @@ func RunDemo(ctx context.Context, args []string) error {
 		if err := pipeline.KeySchemes(hc.Keys.ParamsDir, st.Store, logs.Log).EnsureKeys(ctx, []string{info.Name}, true, logs.Steps); err != nil {
 			return err
 		}
-		fmt.Printf("   published to s3 %s (the worker downloads them on first use)\n", c2.RemotePrefix)
+		fmt.Printf("   published to s3 %s (the worker downloads them on first use)\n", snark.RemotePrefix)
 	}
 
 	// 3. Upload (each Filecoin C1 bound to its prover and sector by
@@ -170,7 +170,7 @@ func RunDemo(ctx context.Context, args []string) error {
 	}
 	if *fsectors > 0 {
 		// The .vk alone, as a user verifies, from the published directory.
-		v.fc = c2.New(c2.Params{Dir: devDir}, logs.Log)
+		v.fc = snark.New(snark.Params{Dir: devDir}, logs.Log)
 		if v.fcv, err = v.fc.LoadVerifier(ctx, info.Name); err != nil {
 			return err
 		}
@@ -250,8 +250,8 @@ type demoSector struct {
 type demoVerifier struct {
 	store *storage.Store
 	keys  *params.Keys
-	fc    *c2.Scheme
-	fcv   *c2.Verifier
+	fc    *snark.Scheme
+	fcv   *snark.Verifier
 }
 
 func (v *demoVerifier) vkName() string {

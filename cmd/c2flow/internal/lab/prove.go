@@ -10,7 +10,7 @@ import (
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
-	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/prover"
@@ -61,7 +61,7 @@ type schemeFlags struct {
 }
 
 func (f *schemeFlags) add(fs *flag.FlagSet, pair bool) {
-	fs.StringVar(&f.filecoinParams, "filecoin-params", c2.DefaultDir(), "Filecoin C1: Filecoin's parameter directory (the proof's .params/.vk, parameters.json)")
+	fs.StringVar(&f.filecoinParams, "filecoin-params", snark.DefaultDir(), "Filecoin C1: Filecoin's parameter directory (the proof's .params/.vk, parameters.json)")
 	fs.StringVar(&f.hints.ProverID, "prover-id", "", "Filecoin C1: the prover id (32 bytes hex) the replica id is checked against, with the sector id (--sector-id, else the Commit2In SectorNum, else the N of a file named N.c1.json); default: a sectors.json beside the file")
 	fs.StringVar(&f.hints.SectorID, "sector-id", "", "Filecoin C1: the sector id (with --prover-id)")
 	if pair {
@@ -78,7 +78,7 @@ func (f *schemeFlags) schemes(paramsDir string, devSetup, earlyG2 bool, log *slo
 	o := registry.Options{ParamsDir: paramsDir, FilecoinParams: f.filecoinParams, FilecoinShapes: f.shapeCache, DevSetup: devSetup, EarlyG2: earlyG2, Log: log}
 	switch {
 	case f.vk != "" && f.pkParams != "":
-		o.FilecoinPair = &c2.Files{Params: f.pkParams, VK: f.vk}
+		o.FilecoinPair = &snark.Files{Params: f.pkParams, VK: f.vk}
 	case f.vk != "" || f.pkParams != "":
 		return nil, fmt.Errorf("--vk and --pk-params go together")
 	}

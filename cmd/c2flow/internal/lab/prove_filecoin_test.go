@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/registry"
 )
 
@@ -39,7 +39,7 @@ func tamperC1(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	a.C1.Seed[5] ^= 1
-	if err := c2.WriteC1File(path, a.C1); err != nil {
+	if err := snark.WriteC1File(path, a.C1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -92,7 +92,7 @@ func TestProveFilecoinNoParams(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	const pre = c2.PairPrefix
+	const pre = snark.PairPrefix
 	// 2KiB's circuit has 40 inputs (FILECOIN.md: the 2KiB .vk holds 40 IC
 	// points, as verifyseal_test.go's trapdoor keys); NewTrapdoorKey(n) has
 	// n IC points.
@@ -129,7 +129,7 @@ func TestProveFilecoinNoParams(t *testing.T) {
 
 // The last step end to end: a 2KiB sector sealed by c2flow seal,
 // proved by c2flow prove --c1 FILE --params DIR under the development
-// setup of the recorded 2KiB circuit written by filecoin/c2's DevSetup as a
+// setup of the recorded 2KiB circuit written by filecoin/snark's DevSetup as a
 // Filecoin-named .params/.vk pair listed in parameters.json (beside a
 // decoy of another tree shape), the written
 // proof bytes accepted by verify-seal with the .vk as a seal record of the
@@ -141,7 +141,7 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cached, err := c2.DevSetup(ctx, info.Name, fctest.DevParams(), fctest.Setups(), nil)
+	cached, err := snark.DevSetup(ctx, info.Name, fctest.DevParams(), fctest.Setups(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,13 +149,13 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 	// marker, beside a decoy of another shape (not written into the shared
 	// directory).
 	dir := t.TempDir()
-	for _, p := range []string{cached.Params, cached.VK, filepath.Join(fctest.DevParams(), c2.ParametersJSON),
-		filepath.Join(fctest.DevParams(), c2.DevMarker)} {
+	for _, p := range []string{cached.Params, cached.VK, filepath.Join(fctest.DevParams(), snark.ParametersJSON),
+		filepath.Join(fctest.DevParams(), snark.DevMarker)} {
 		if err := os.Symlink(p, filepath.Join(dir, filepath.Base(p))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	writeTestVK(t, filepath.Join(dir, c2.PairPrefix+"8-8-0-sha256_hasher-decoy.vk"), 40)
+	writeTestVK(t, filepath.Join(dir, snark.PairPrefix+"8-8-0-sha256_hasher-decoy.vk"), 40)
 	shapes := t.TempDir()
 
 	in := sealFilecoin2KiB(t)
@@ -185,7 +185,7 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 		CommR:  pub.CommR, CommD: pub.CommD, ProverID: pub.ProverID, SectorID: pub.SectorID,
 		Ticket: pub.Ticket, Seed: pub.Seed, Proof: b,
 	}
-	vks, _ := filepath.Glob(filepath.Join(dir, c2.PairPrefix+"8-0-0-*.vk"))
+	vks, _ := filepath.Glob(filepath.Join(dir, snark.PairPrefix+"8-0-0-*.vk"))
 	if len(vks) != 1 {
 		t.Fatalf("vk files %v", vks)
 	}

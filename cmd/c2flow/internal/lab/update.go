@@ -6,13 +6,13 @@ import (
 	"os"
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/scheme"
 )
 
-// RunUpdate is the test updater (c2.UpdateScheme.SealTest): it seals
+// RunUpdate is the test updater (snark.UpdateScheme.SealTest): it seals
 // committed-capacity sectors of --proof's size, encodes deterministic new
 // data into each replica and writes each update's vanilla proofs as Curio
 // stores them (<id>.snap-vproof.json) and as c2flow proves them
@@ -42,6 +42,6 @@ func RunUpdate(ctx context.Context, args []string) error {
 			return fmt.Errorf("update: --prover-id: %w", err)
 		}
 	}
-	_, err = c2.New(c2.Params{}, nil).Update().SealTest(ctx, scheme.SealRequest{Proof: c2.UpdateProfile(up), Prover: prover, First: *first, N: *n, Dir: *out, Progress: os.Stderr})
+	_, err = snark.New(snark.Params{}, nil).Update().SealTest(ctx, scheme.SealRequest{Proof: snark.UpdateProfile(up), Prover: prover, First: *first, N: *n, Dir: *out, Progress: os.Stderr})
 	return err
 }

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/hash"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/filecoin/update"
 )
 
@@ -28,7 +28,7 @@ func TestUpdateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m c2.UpdateManifest
+	var m snark.UpdateManifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme/testscheme/params"
 	"github.com/c2flow/c2flow/storage"
@@ -274,7 +274,7 @@ func (b *progressBar) done() {
 	}
 }
 
-// SnapInput is the update input (c2.UpdateInput) of Curio's snap vanilla
+// SnapInput is the update input (snark.UpdateInput) of Curio's snap vanilla
 // proofs in file (a JSON array of base64 bincode PartitionProofs), the
 // update proof and commitments uf names and the sector cf names.
 func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, error) {
@@ -301,7 +301,7 @@ func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, erro
 	if err != nil {
 		return batch.Input{}, err
 	}
-	raw, err := c2.BuildUpdateInput(c2.UpdateRequest{Proof: info, ProverID: prover, SectorID: sector, CommROld: c[0], CommRNew: c[1], CommDNew: c[2],
+	raw, err := snark.BuildUpdateInput(snark.UpdateRequest{Proof: info, ProverID: prover, SectorID: sector, CommROld: c[0], CommRNew: c[1], CommDNew: c[2],
 		CurioJSON: b, Source: "--snap-vproof " + file})
 	if err != nil {
 		return batch.Input{}, err

@@ -1,4 +1,4 @@
-package c2_test
+package snark_test
 
 import (
 	"bytes"

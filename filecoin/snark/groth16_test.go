@@ -1,4 +1,4 @@
-package c2_test
+package snark_test
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/snark"
 )
 
 // devKeys returns the gnark keys of the shared 2KiB development setup
@@ -26,7 +26,7 @@ import (
 // scheme reads Filecoin's.
 func devKeys(t *testing.T, proof string, shape *r1cs.Shape) (*groth16bls.ProvingKey, *groth16bls.VerifyingKey) {
 	t.Helper()
-	files, err := c2.DevSetup(context.Background(), proof, fctest.DevParams(), fctest.Setups(),
+	files, err := snark.DevSetup(context.Background(), proof, fctest.DevParams(), fctest.Setups(),
 		slog.New(slog.NewTextHandler(t.Output(), nil)))
 	if err != nil {
 		t.Fatal(err)

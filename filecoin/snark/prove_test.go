@@ -1,4 +1,4 @@
-package c2_test
+package snark_test
 
 import (
 	"bytes"
@@ -21,11 +21,11 @@ import (
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
@@ -49,13 +49,13 @@ func TestProve2KiB(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	dir := fctest.DevParams()
 	t0 := time.Now()
-	files, err := c2.DevSetup(ctx, proof, dir, cache, log)
+	files, err := snark.DevSetup(ctx, proof, dir, cache, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("DevSetup in %v: %s", time.Since(t0), files.Params)
 
-	s := c2.New(c2.Params{Dir: dir, ShapeDir: t.TempDir()}, log)
+	s := snark.New(snark.Params{Dir: dir, ShapeDir: t.TempDir()}, log)
 	sealed := seal2KiB(t, proofs.StackedDrg2KiBV1_1, 7)
 	raw, err := c1.Marshal(sealed.C1)
 	if err != nil {
@@ -88,7 +88,7 @@ func TestProve2KiB(t *testing.T) {
 		}
 	}
 	t.Logf("circuit loaded in %v", time.Since(t0))
-	circ := circs[0].(*c2.Circuit)
+	circ := circs[0].(*snark.Circuit)
 	if !circ.Dev() || circ.Files() != files {
 		t.Fatalf("circuit: dev %v, files %+v", circ.Dev(), circ.Files())
 	}
@@ -98,7 +98,7 @@ func TestProve2KiB(t *testing.T) {
 	if d.VK != vkSHA || d.PK != pSHA || len(d.Circuit) != 64 {
 		t.Fatalf("digests %+v", d)
 	}
-	pj, err := os.ReadFile(filepath.Join(dir, c2.ParametersJSON))
+	pj, err := os.ReadFile(filepath.Join(dir, snark.ParametersJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestProve2KiB(t *testing.T) {
 	if retained > pb {
 		t.Fatalf("synthesis retains %d bytes, PartitionBytes reserves %d", retained, pb)
 	}
-	if known, _ := c2.PartitionBytes(proof); known != pb {
+	if known, _ := snark.PartitionBytes(proof); known != pb {
 		t.Fatalf("PartitionBytes(%s) %d, the loaded circuit's %d", proof, known, pb)
 	}
 	if sol.Partition != hex.EncodeToString(testProver[:])+"/7/0" {
@@ -195,7 +195,7 @@ func TestProve2KiB(t *testing.T) {
 	}
 	// gnark's verifier accepts it under the loaded keys; a verifying key of
 	// another setup (the same 40 inputs, another trapdoor) refuses it.
-	pub0, err := sec.(*c2.Sector).PublicInputs(0)
+	pub0, err := sec.(*snark.Sector).PublicInputs(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestProve2KiB(t *testing.T) {
 		t.Fatalf("verifier where the circuit is loaded: %v, digests %+v, want the circuit's %+v", err, v.Digests(), d)
 	}
 	remote := &dirRemote{dir: dir}
-	vs := c2.New(c2.Params{Dir: t.TempDir(), Remote: remote, ShapeDir: t.TempDir()}, log)
+	vs := snark.New(snark.Params{Dir: t.TempDir(), Remote: remote, ShapeDir: t.TempDir()}, log)
 	v, err := vs.Verifier(ctx, proof)
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func TestProve2KiB(t *testing.T) {
 	bad := bytes.Clone(c2b)
 	bad[100] ^= 0x01
 	wantErr(t, "tampered byte, verifying key alone", v.VerifyC2(sec, bad), nil, "sector 7", "DEVELOPMENT SETUP")
-	if got, err := v.(*c2.Verifier).Assemble(sec, [][]byte{enc}); err != nil || !bytes.Equal(got, c2b) {
+	if got, err := v.(*snark.Verifier).Assemble(sec, [][]byte{enc}); err != nil || !bytes.Equal(got, c2b) {
 		t.Fatalf("assemble with the verifying key alone: %v", err)
 	}
 	for _, k := range remote.opened() {
@@ -253,7 +253,7 @@ func TestProve2KiB(t *testing.T) {
 			t.Fatalf("the verifier downloaded %s (opened %v)", k, remote.opened())
 		}
 	}
-	if !slices.Contains(remote.opened(), c2.RemotePrefix+filepath.Base(files.VK)) {
+	if !slices.Contains(remote.opened(), snark.RemotePrefix+filepath.Base(files.VK)) {
 		t.Fatalf("the verifier did not download the .vk: opened %v", remote.opened())
 	}
 
@@ -276,7 +276,7 @@ func mustMarshal(t *testing.T, c *c1.SealCommitPhase1Output) []byte {
 	return b
 }
 
-// dirRemote serves a directory as a c2.Remote and records what was
+// dirRemote serves a directory as a snark.Remote and records what was
 // opened.
 type dirRemote struct {
 	dir  string
@@ -288,7 +288,7 @@ func (r *dirRemote) Open(_ context.Context, key string) (io.ReadCloser, error) {
 	r.mu.Lock()
 	r.keys = append(r.keys, key)
 	r.mu.Unlock()
-	return os.Open(filepath.Join(r.dir, strings.TrimPrefix(key, c2.RemotePrefix)))
+	return os.Open(filepath.Join(r.dir, strings.TrimPrefix(key, snark.RemotePrefix)))
 }
 
 func (r *dirRemote) opened() []string {

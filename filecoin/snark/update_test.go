@@ -1,4 +1,4 @@
-package c2_test
+package snark_test
 
 import (
 	"bytes"
@@ -13,24 +13,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 )
 
-const update2KiB = c2.UpdatePrefix + "StackedDrg2KiBV1"
+const update2KiB = snark.UpdatePrefix + "StackedDrg2KiBV1"
 
 // updateInputs runs the test updater for n 2KiB sectors from first and
 // returns their UpdateInput files' bytes.
 func updateInputs(t *testing.T, first uint64, n int) [][]byte {
 	t.Helper()
-	u := c2.New(c2.Params{}, nil).Update()
+	u := snark.New(snark.Params{}, nil).Update()
 	files, err := u.SealTest(context.Background(), scheme.SealRequest{Proof: update2KiB, Prover: testProver, First: first, N: n, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	raws := updateInputs(t, 30, 2)
-	set := c2.Schemes(c2.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, log)
+	set := snark.Schemes(snark.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, log)
 	sc, ref, err := set.Identify(ctx, "30.update.json", raws[0], scheme.Hints{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 	t.Logf("2KiB update partition: synthesis %v, device %v, finalize %v", times[0].Synth.Round(time.Millisecond), times[0].Device.Round(time.Millisecond), times[0].Finalize.Round(time.Millisecond))
 
 	// The verifier over the .vk alone (another process's) accepts it.
-	v, err := c2.Schemes(c2.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, nil)[1].Verifier(ctx, ref.Profile)
+	v, err := snark.Schemes(snark.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, nil)[1].Verifier(ctx, ref.Profile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 		t.Error("sector 30's update proof verified against sector 31's commitments")
 	}
 	// An input stored under another sector's identity is refused.
-	if _, err := sc.Decode(raws[1], ref); err == nil || !strings.Contains(err.Error(), "not of sector 30") || !errors.Is(err, c2.ErrBadUpdateInput) {
+	if _, err := sc.Decode(raws[1], ref); err == nil || !strings.Contains(err.Error(), "not of sector 30") || !errors.Is(err, snark.ErrBadUpdateInput) {
 		t.Errorf("sector 31's input decoded as sector 30's: %v", err)
 	}
 	if !strings.Contains(logs.String(), "DEVELOPMENT SETUP") {
@@ -139,7 +139,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 func TestUpdateInputRefused(t *testing.T) {
 	ctx := context.Background()
 	raw := updateInputs(t, 40, 1)[0]
-	set := c2.Schemes(c2.Params{}, nil)
+	set := snark.Schemes(snark.Params{}, nil)
 	edit := func(f func(m map[string]any)) []byte {
 		var m map[string]any
 		if err := json.Unmarshal(raw, &m); err != nil {
@@ -152,7 +152,7 @@ func TestUpdateInputRefused(t *testing.T) {
 		}
 		return b
 	}
-	in, parts, err := c2.DecodeUpdateInput(raw)
+	in, parts, err := snark.DecodeUpdateInput(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,23 +213,23 @@ func TestKnownUpdateCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := c2.New(c2.Params{}, nil).Update().PartitionBytes(context.Background(), c2.UpdateProfile(info))
+	b, err := snark.New(snark.Params{}, nil).Update().PartitionBytes(context.Background(), snark.UpdateProfile(info))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 32 B x (inputs + aux + 3 x constraints) + the overhead.
-	want := int64(32*(5+1_703_569+3*(1_705_039+5))) + c2.PartitionOverhead
+	want := int64(32*(5+1_703_569+3*(1_705_039+5))) + snark.PartitionOverhead
 	if b != want {
 		t.Errorf("2KiB update partition: %d bytes, want %d", b, want)
 	}
 	var w bytes.Buffer
-	if err := c2.WriteUpdateInfo(&w, "StackedDrg2KiBV1"); err != nil {
+	if err := snark.WriteUpdateInfo(&w, "StackedDrg2KiBV1"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(w.String(), "constraints=1705039 inputs=5 aux=1703569 ") {
 		t.Errorf("circuit info: %s", w.String())
 	}
-	max, err := c2.MaxUpdateInputBytes(info)
+	max, err := snark.MaxUpdateInputBytes(info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +247,11 @@ func TestKnownUpdateCounts(t *testing.T) {
 	}
 	_, vkName := update.ParamsFiles(update.CacheID(shape))
 	dir := t.TempDir()
-	writeTrapdoorVK(t, filepath.Join(dir, vkName), c2.UpdateInputs)
+	writeTrapdoorVK(t, filepath.Join(dir, vkName), snark.UpdateInputs)
 	_, fil := digests(t, filepath.Join(dir, vkName))
 	writeParametersJSON(t, filepath.Join(dir, "parameters.json"), map[string]groth.ParameterEntry{
 		vkName: {Digest: fil, SectorSize: 2 << 10}, strings.TrimSuffix(vkName, ".vk") + ".params": {Digest: strings.Repeat("0", 32), SectorSize: 2 << 10}})
-	v, err := c2.Schemes(c2.Params{Dir: dir}, nil)[1].Verifier(context.Background(), c2.UpdateProfile(info))
+	v, err := snark.Schemes(snark.Params{Dir: dir}, nil)[1].Verifier(context.Background(), snark.UpdateProfile(info))
 	if err != nil {
 		t.Fatalf("the published update .vk: %v", err)
 	}

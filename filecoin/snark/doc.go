@@ -1,5 +1,10 @@
-// Package c2 is Filecoin's proof scheme for c2flow's pipeline
-// (scheme.Scheme): it decodes a Filecoin C1 (lotus/curio
+// Package snark holds Filecoin's SNARK schemes for c2flow's pipeline
+// (scheme.Scheme), over one keyring of Filecoin's Groth16 parameters:
+// the seal scheme (Scheme: PoRep Commit-2) and the update scheme
+// (UpdateScheme, the update*.go files: SnapDeals' ProveReplicaUpdate2).
+// Both admit Curio's requests (admit.go, scheme.Admitter).
+//
+// The seal scheme decodes a Filecoin C1 (lotus/curio
 // SealCommitPhase1Output JSON or the Commit2In wrapper) and binds it to
 // its sector's identity, checks it natively, finds and checks Filecoin's
 // Groth16 parameters, and gives the circuit of a registered seal proof:
@@ -27,4 +32,4 @@
 // Proofs made with them verify only under their own .vk and are worthless
 // on chain; every log line and error of a circuit loaded from one says
 // DEVELOPMENT SETUP.
-package c2
+package snark

@@ -1,4 +1,4 @@
-package c2_test
+package snark_test
 
 import (
 	"bytes"
@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -47,7 +47,7 @@ func TestIdentifyChecksSectorsJSON(t *testing.T) {
 		if err := seal.WriteManifest(filepath.Join(dir, "sectors.json"), m); err != nil {
 			t.Fatal(err)
 		}
-		ref, err := c2.New(c2.Params{}, nil).Identify(context.Background(), file, raw.Bytes(), scheme.Hints{})
+		ref, err := snark.New(snark.Params{}, nil).Identify(context.Background(), file, raw.Bytes(), scheme.Hints{})
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)

@@ -1,11 +1,11 @@
-package c2_test
+package snark_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/snark"
 )
 
 // BenchmarkDevSetup is the whole development setup of the 2KiB and 8MiB
@@ -14,13 +14,13 @@ import (
 // Filecoin's format and linked into the parameter directory, its digests
 // listed in parameters.json:
 //
-//	go test ./filecoin/c2 -run '^$' -bench DevSetup -benchtime 1x -timeout 30m
+//	go test ./filecoin/snark -run '^$' -bench DevSetup -benchtime 1x -timeout 30m
 func BenchmarkDevSetup(b *testing.B) {
 	for _, proof := range []string{"StackedDrg2KiBV1_1", "StackedDrg8MiBV1_1"} {
 		b.Run(proof, func(b *testing.B) {
 			for b.Loop() {
 				cache := r1cs.SetupCache{Dir: b.TempDir()}
-				if _, err := c2.DevSetup(context.Background(), proof, b.TempDir(), cache, nil); err != nil {
+				if _, err := snark.DevSetup(context.Background(), proof, b.TempDir(), cache, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package c2_test
+package snark_test
 
 import (
 	"bytes"
@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 )
@@ -18,7 +18,7 @@ import (
 // The scheme owns exactly the supported registered seal proofs, and
 // bounds a C1 by the decoder's bound for either form.
 func TestOwnsAndMaxC1Bytes(t *testing.T) {
-	s := c2.New(c2.Params{Dir: t.TempDir()}, nil)
+	s := snark.New(snark.Params{Dir: t.TempDir()}, nil)
 	for _, n := range proofs.Names() {
 		if !s.Owns(n) {
 			t.Errorf("does not own %s", n)
@@ -54,7 +54,7 @@ func TestOwnsAndMaxC1Bytes(t *testing.T) {
 // SectorNum, and garbage, are errors naming what is wrong.
 func TestDecodeIdentity(t *testing.T) {
 	ctx := context.Background()
-	s := c2.New(c2.Params{Dir: t.TempDir()}, nil)
+	s := snark.New(snark.Params{Dir: t.TempDir()}, nil)
 	sealed := seal2KiB(t, proofs.StackedDrg2KiBV1_1, 7)
 	raw, err := c1.Marshal(sealed.C1)
 	if err != nil {
@@ -76,7 +76,7 @@ func TestDecodeIdentity(t *testing.T) {
 		if err := sec.Verify(ctx); err != nil {
 			t.Fatalf("%s: verify: %v", name, err)
 		}
-		pub, ok := sec.(*c2.Sector).Public()
+		pub, ok := sec.(*snark.Sector).Public()
 		if !ok || pub != sealed.Public {
 			t.Fatalf("%s: public data %+v, sealed %+v", name, pub, sealed.Public)
 		}

@@ -1,4 +1,4 @@
-package c2_test
+package snark_test
 
 import (
 	"bytes"
@@ -10,17 +10,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/c2flow/c2flow/filecoin/c2"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
 
 // pair2KiB is the name of a 2KiB pair with the given id.
-func pair2KiB(id string) string { return c2.PairPrefix + "8-0-0-sha256_hasher-" + id }
+func pair2KiB(id string) string { return snark.PairPrefix + "8-0-0-sha256_hasher-" + id }
 
 func writeParametersJSON(t *testing.T, path string, m map[string]groth.ParameterEntry) {
 	t.Helper()
@@ -56,39 +56,39 @@ func TestParamsMissingAndBad(t *testing.T) {
 	const proof = "StackedDrg2KiBV1_1"
 
 	empty := t.TempDir()
-	_, err := c2.New(c2.Params{Dir: empty}, nil).Circuit(ctx, proof)
+	_, err := snark.New(snark.Params{Dir: empty}, nil).Circuit(ctx, proof)
 	wantErr(t, "empty directory", err, scheme.ErrNoKeys, empty, "no .params/.vk pair for "+proof, "poseidon_hasher-8-0-0-sha256_hasher-", "found: nothing", "parameters.json (absent)")
 
-	_, err = c2.New(c2.Params{Dir: filepath.Join(empty, "none")}, nil).Circuit(ctx, proof)
+	_, err = snark.New(snark.Params{Dir: filepath.Join(empty, "none")}, nil).Circuit(ctx, proof)
 	wantErr(t, "no directory", err, scheme.ErrNoKeys, "none")
 
 	// Listed, absent, no remote.
 	listed := t.TempDir()
-	writeParametersJSON(t, filepath.Join(listed, c2.ParametersJSON), map[string]groth.ParameterEntry{
+	writeParametersJSON(t, filepath.Join(listed, snark.ParametersJSON), map[string]groth.ParameterEntry{
 		pair2KiB("aa") + ".params": {Digest: strings.Repeat("0", 32), SectorSize: 2048},
 		pair2KiB("aa") + ".vk":     {Digest: strings.Repeat("1", 32), SectorSize: 2048},
 		// Another size's pair is not a candidate.
-		c2.PairPrefix + "8-0-0-sha256_hasher-bb.vk":     {Digest: strings.Repeat("2", 32), SectorSize: 8 << 20},
-		c2.PairPrefix + "8-0-0-sha256_hasher-bb.params": {Digest: strings.Repeat("3", 32), SectorSize: 8 << 20},
+		snark.PairPrefix + "8-0-0-sha256_hasher-bb.vk":     {Digest: strings.Repeat("2", 32), SectorSize: 8 << 20},
+		snark.PairPrefix + "8-0-0-sha256_hasher-bb.params": {Digest: strings.Repeat("3", 32), SectorSize: 8 << 20},
 	})
-	_, err = c2.New(c2.Params{Dir: listed}, nil).Circuit(ctx, proof)
+	_, err = snark.New(snark.Params{Dir: listed}, nil).Circuit(ctx, proof)
 	wantErr(t, "listed, absent", err, scheme.ErrNoKeys, filepath.Join(listed, pair2KiB("aa")+".vk"), "listed in parameters.json", "no remote storage")
 
 	// Listed with another digest.
 	writeTrapdoorVK(t, filepath.Join(listed, pair2KiB("aa")+".vk"), 40)
 	writeFile(t, filepath.Join(listed, pair2KiB("aa")+".params"), []byte("params"))
-	_, err = c2.New(c2.Params{Dir: listed}, nil).Circuit(ctx, proof)
-	wantErr(t, "digest mismatch", err, c2.ErrBadParams, pair2KiB("aa")+".vk", "digest "+fileDigest(t, filepath.Join(listed, pair2KiB("aa")+".vk")), "parameters.json says "+strings.Repeat("1", 32))
+	_, err = snark.New(snark.Params{Dir: listed}, nil).Circuit(ctx, proof)
+	wantErr(t, "digest mismatch", err, snark.ErrBadParams, pair2KiB("aa")+".vk", "digest "+fileDigest(t, filepath.Join(listed, pair2KiB("aa")+".vk")), "parameters.json says "+strings.Repeat("1", 32))
 
 	// Not listed: refused unless a development setup.
 	unlisted := t.TempDir()
 	writeTrapdoorVK(t, filepath.Join(unlisted, pair2KiB("cc")+".vk"), 40)
 	writeFile(t, filepath.Join(unlisted, pair2KiB("cc")+".params"), []byte("params"))
-	s := c2.New(c2.Params{Dir: unlisted, ShapeDir: t.TempDir()}, nil)
+	s := snark.New(snark.Params{Dir: unlisted, ShapeDir: t.TempDir()}, nil)
 	_, err = s.Circuit(ctx, proof)
 	wantErr(t, "unlisted", err, scheme.ErrNoKeys, pair2KiB("cc")+".params", "no entry", "not a development setup")
 	// A failed load is not kept: the same scheme looks again.
-	writeFile(t, filepath.Join(unlisted, c2.DevMarker), []byte("DEVELOPMENT SETUP\n"))
+	writeFile(t, filepath.Join(unlisted, snark.DevMarker), []byte("DEVELOPMENT SETUP\n"))
 	_, err = s.Circuit(ctx, proof)
 	wantErr(t, "unlisted development setup", err, groth.ErrFormat, pair2KiB("cc")+".params", "DEVELOPMENT SETUP")
 	if errors.Is(err, scheme.ErrNoKeys) {
@@ -110,42 +110,42 @@ func TestParamsFromS3(t *testing.T) {
 	writeTrapdoorVK(t, vk, 40)
 	// Not a .params: the load gets past the digests and fails reading it.
 	writeFile(t, params, bytes.Repeat([]byte("not a .params file "), 1<<16))
-	writeParametersJSON(t, filepath.Join(src, c2.ParametersJSON), map[string]groth.ParameterEntry{
+	writeParametersJSON(t, filepath.Join(src, snark.ParametersJSON), map[string]groth.ParameterEntry{
 		filepath.Base(vk):     {Digest: fileDigest(t, vk), SectorSize: 2048},
 		filepath.Base(params): {Digest: fileDigest(t, params), SectorSize: 2048},
 	})
-	writeFile(t, filepath.Join(src, c2.DevMarker), []byte("DEVELOPMENT SETUP\n"))
+	writeFile(t, filepath.Join(src, snark.DevMarker), []byte("DEVELOPMENT SETUP\n"))
 	remote := s3Remote{st: st, tmp: t.TempDir()}
 
 	// Nothing uploaded yet.
 	dir := t.TempDir()
-	_, err := c2.New(c2.Params{Dir: dir, Remote: remote}, nil).Circuit(ctx, "StackedDrg2KiBV1_1")
+	_, err := snark.New(snark.Params{Dir: dir, Remote: remote}, nil).Circuit(ctx, "StackedDrg2KiBV1_1")
 	wantErr(t, "empty remote", err, scheme.ErrNoKeys, "remote storage has none")
 
-	for _, f := range []string{c2.ParametersJSON, c2.DevMarker, filepath.Base(vk)} {
-		upload(t, st, c2.RemotePrefix+f, filepath.Join(src, f))
+	for _, f := range []string{snark.ParametersJSON, snark.DevMarker, filepath.Base(vk)} {
+		upload(t, st, snark.RemotePrefix+f, filepath.Join(src, f))
 	}
 	dir = t.TempDir()
-	_, err = c2.New(c2.Params{Dir: dir, Remote: remote}, nil).Circuit(ctx, "StackedDrg2KiBV1_1")
-	wantErr(t, "no .params in the remote", err, scheme.ErrNoKeys, c2.RemotePrefix+filepath.Base(params))
+	_, err = snark.New(snark.Params{Dir: dir, Remote: remote}, nil).Circuit(ctx, "StackedDrg2KiBV1_1")
+	wantErr(t, "no .params in the remote", err, scheme.ErrNoKeys, snark.RemotePrefix+filepath.Base(params))
 
 	// A remote .params that is not the listed one.
 	tampered := filepath.Join(t.TempDir(), "tampered")
 	writeFile(t, tampered, bytes.Repeat([]byte("not a .params file!"), 1<<16))
-	upload(t, st, c2.RemotePrefix+filepath.Base(params), tampered)
-	_, err = c2.New(c2.Params{Dir: dir, Remote: remote}, nil).Circuit(ctx, "StackedDrg2KiBV1_1")
-	wantErr(t, "tampered remote .params", err, c2.ErrBadParams, "not kept")
+	upload(t, st, snark.RemotePrefix+filepath.Base(params), tampered)
+	_, err = snark.New(snark.Params{Dir: dir, Remote: remote}, nil).Circuit(ctx, "StackedDrg2KiBV1_1")
+	wantErr(t, "tampered remote .params", err, snark.ErrBadParams, "not kept")
 	if _, err := os.Stat(filepath.Join(dir, filepath.Base(params))); !os.IsNotExist(err) {
 		t.Fatalf("the tampered download was kept: %v", err)
 	}
 
-	upload(t, st, c2.RemotePrefix+filepath.Base(params), params)
-	_, err = c2.New(c2.Params{Dir: dir, Remote: remote, ShapeDir: t.TempDir()}, nil).Circuit(ctx, "StackedDrg2KiBV1_1")
+	upload(t, st, snark.RemotePrefix+filepath.Base(params), params)
+	_, err = snark.New(snark.Params{Dir: dir, Remote: remote, ShapeDir: t.TempDir()}, nil).Circuit(ctx, "StackedDrg2KiBV1_1")
 	wantErr(t, "downloaded", err, nil, "reading params layout", "DEVELOPMENT SETUP")
-	if errors.Is(err, scheme.ErrNoKeys) || errors.Is(err, c2.ErrBadParams) {
+	if errors.Is(err, scheme.ErrNoKeys) || errors.Is(err, snark.ErrBadParams) {
 		t.Fatal("the downloaded pair was not found or not accepted")
 	}
-	for _, f := range []string{c2.ParametersJSON, c2.DevMarker, filepath.Base(vk), filepath.Base(params)} {
+	for _, f := range []string{snark.ParametersJSON, snark.DevMarker, filepath.Base(vk), filepath.Base(params)} {
 		a, err := os.ReadFile(filepath.Join(src, f))
 		if err != nil {
 			t.Fatal(err)
@@ -174,9 +174,9 @@ func TestKnownCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := cnt.Stats()
-			got := c2.Counts{Inputs: st.Inputs, Aux: st.Aux, Constraints: st.Constraints + st.Inputs}
+			got := snark.Counts{Inputs: st.Inputs, Aux: st.Aux, Constraints: st.Constraints + st.Inputs}
 			for _, p := range []proofs.RegisteredSealProof{info.Proof, info.Proof + 5, info.Proof + 10} {
-				want, err := c2.CountsOf(p.String())
+				want, err := snark.CountsOf(p.String())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -184,11 +184,11 @@ func TestKnownCounts(t *testing.T) {
 					t.Fatalf("%v: counted %+v, known %+v", p, got, want)
 				}
 			}
-			b, _ := c2.PartitionBytes(info.Name)
+			b, _ := snark.PartitionBytes(info.Name)
 			t.Logf("%s: %+v, PartitionBytes %d (%.2f GiB)", info.Name, got, b, float64(b)/(1<<30))
 		})
 	}
-	if _, err := c2.CountsOf("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep"); err == nil {
+	if _, err := snark.CountsOf("StackedDrg2KiBV1_2_Feat_NonInteractivePoRep"); err == nil {
 		t.Fatal("counts of an unsupported proof")
 	}
 }
