@@ -70,7 +70,7 @@ func fileDigest(t *testing.T, path string) string {
 	return d
 }
 
-// s3Remote is a c2.Remote over c2flow's S3 store: what a worker adapts
+// s3Remote is a snark.Remote over c2flow's S3 store: what a worker adapts
 // storage.Store with. Each object is downloaded (parallel ranged GETs,
 // SHA-256 checked) into a temporary file that Close removes.
 type s3Remote struct {
