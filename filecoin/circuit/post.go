@@ -212,3 +212,29 @@ func synthesizePoStSector(cs r1cs.System, h poseidonTree, t treeShape, sec *PoSt
 	}
 	return nil
 }
+
+// PoStCounts are the sizes of one PoSt partition's circuit: inputs (ONE
+// included), aux variables and constraints (without bellperson's
+// per-input ones).
+type PoStCounts struct {
+	Inputs, Aux, Constraints int
+}
+
+// CountPoSt counts the circuit of s without synthesizing every sector: a
+// partition is Sectors copies of one sector's circuit and nothing else
+// (circuit.rs synthesize_default), so one sector is counted (r1cs.Counter)
+// and multiplied. A 32GiB window partition costs a 32GiB sector's count,
+// a fraction of a second.
+func CountPoSt(s PoStShape) (PoStCounts, error) {
+	one := s
+	one.Sectors = 1
+	cs := r1cs.NewCounter()
+	if err := SynthesizePoSt(cs, one, nil); err != nil {
+		return PoStCounts{}, err
+	}
+	if err := cs.Err(); err != nil {
+		return PoStCounts{}, fmt.Errorf("circuit: count PoSt %v: %w", s, err)
+	}
+	st := cs.Stats()
+	return PoStCounts{Inputs: 1 + s.Sectors*(st.Inputs-1), Aux: s.Sectors * st.Aux, Constraints: s.Sectors * st.Constraints}, nil
+}

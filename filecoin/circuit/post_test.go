@@ -1,6 +1,7 @@
 package circuit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/merkle"
@@ -117,5 +118,41 @@ func TestPoStSectorsAdd(t *testing.T) {
 			three.ANNZ != 3*one.ANNZ || three.BNNZ != 3*one.BNNZ || three.CNNZ != 3*one.CNNZ {
 			t.Errorf("%v: one sector %v, three %v", s, one, three)
 		}
+	}
+}
+
+// TestCountPoSt pins every registered PoSt circuit's sizes (CountPoSt);
+// the 32GiB and 64GiB window constraints are constants.rs's, the 2KiB
+// window's are checked against a full count, and TestPoStSectorsAdd
+// checks the multiplication.
+func TestCountPoSt(t *testing.T) {
+	want := map[string]PoStCounts{
+		"StackedDrgWinning2KiBV1":   {Inputs: 133, Aux: 91_674, Constraints: 90_750},
+		"StackedDrgWinning8MiBV1":   {Inputs: 133, Aux: 233_442, Constraints: 230_670},
+		"StackedDrgWinning512MiBV1": {Inputs: 133, Aux: 304_326, Constraints: 300_630},
+		"StackedDrgWinning32GiBV1":  {Inputs: 133, Aux: 375_210, Constraints: 370_590},
+		"StackedDrgWinning64GiBV1":  {Inputs: 133, Aux: 396_000, Constraints: 391_314},
+		"StackedDrgWindow2KiBV1":    {Inputs: 23, Aux: 22_128, Constraints: 21_866},
+		"StackedDrgWindow8MiBV1":    {Inputs: 23, Aux: 65_088, Constraints: 64_266},
+		"StackedDrgWindow512MiBV1":  {Inputs: 23, Aux: 86_568, Constraints: 85_466},
+		"StackedDrgWindow32GiBV1":   {Inputs: 1 + 2349*11, Aux: 2349 * 54_024, Constraints: 125_279_217},
+		"StackedDrgWindow64GiBV1":   {Inputs: 1 + 2300*11, Aux: 2300 * 57_174, Constraints: 129_887_900},
+	}
+	for _, info := range proofs.AllPoSt() {
+		c, err := CountPoSt(PoStShapeOf(info))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %+v", info.Name, c)
+		w, ok := want[strings.TrimSuffix(info.Name, "_2")]
+		if !ok || c != w {
+			t.Errorf("%s: %+v, want %+v", info.Name, c, w)
+		}
+	}
+	info, _ := proofs.LookupPoSt(proofs.StackedDrgWindow2KiBV1_2)
+	s := PoStShapeOf(info)
+	st := countBlank(t, func(cs r1cs.System) error { return SynthesizePoSt(cs, s, nil) })
+	if c, _ := CountPoSt(s); c != (PoStCounts{Inputs: st.Inputs, Aux: st.Aux, Constraints: st.Constraints}) {
+		t.Errorf("2KiB window: CountPoSt %+v, counter %v", c, st)
 	}
 }
