@@ -9,7 +9,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2flow/c2flow/filecoin/circuit"
-	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/filecoin/merkle"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
@@ -25,10 +24,9 @@ func randomNode(rng *rand.Rand) merkle.Node {
 	return n
 }
 
-// makeVanilla is GenerateSingleVanillaProof over a random replica: tree R
-// of info's shape over random leaves, a random comm_c, comm_r =
-// H(comm_c, comm_r_last), openings of the sector's challenges at
-// sectorIndex. It returns the proof through its bincode bytes.
+// makeVanilla is GenerateVanilla over a random replica: tree R of info's
+// shape over random leaves, a random comm_c. It returns the proof through
+// its bincode bytes.
 func makeVanilla(t *testing.T, rng *rand.Rand, info proofs.PoStProofInfo, randomness [32]byte, id uint64, sectorIndex int) *VanillaProof {
 	t.Helper()
 	leaves := make([]merkle.Node, info.Nodes)
@@ -39,19 +37,10 @@ func makeVanilla(t *testing.T, rng *rand.Rand, info proofs.PoStProofInfo, random
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp := SectorProof{CommC: randomNode(rng), CommRLast: tree.Root()}
-	commR, err := hash.Hash2(hash.Domain(sp.CommC), hash.Domain(sp.CommRLast))
+	v, err := GenerateVanilla(info, randomness, id, sectorIndex, randomNode(rng), tree)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range SectorChallenges(info, randomness, id, sectorIndex) {
-		p, err := tree.Prove(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sp.Openings = append(sp.Openings, p)
-	}
-	v := &VanillaProof{SectorID: id, CommR: merkle.Node(commR), Sectors: []SectorProof{sp}}
 	back, err := DecodeVanilla(v.Bincode())
 	if err != nil {
 		t.Fatal(err)
@@ -252,5 +241,24 @@ func TestPartitionWitnessTampered(t *testing.T) {
 		if err := cs.Err(); !errors.Is(err, r1cs.ErrUnsatisfied) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// GenerateVanilla refuses a tree R that is not of the proof's sector: a
+// 2KiB window proof over a 256-leaf 8-4-0 tree.
+func TestGenerateVanillaWrongTree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	leaves := make([]merkle.Node, 256)
+	for i := range leaves {
+		leaves[i] = randomNode(rng)
+	}
+	tree, err := merkle.Build(merkle.PoseidonHasher{}, merkle.Shape{Base: 8, Sub: 4}, leaves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := proofs.LookupPoSt(proofs.StackedDrgWindow2KiBV1_2)
+	var se *SectorError
+	if _, err := GenerateVanilla(info, [32]byte{}, 1, 0, randomNode(rng), tree); !errors.As(err, &se) || se.Challenge != 0 {
+		t.Errorf("8-4-0 tree for a 2KiB sector: %v", err)
 	}
 }

@@ -114,3 +114,33 @@ func checkCount(pub PublicSector, have int, challenges []uint64) error {
 	}
 	return nil
 }
+
+// TreeR opens a replica's tree R (a *merkle.Tree does).
+type TreeR interface {
+	Root() merkle.Node
+	Prove(node uint64) (*merkle.Proof, error)
+}
+
+// GenerateVanilla is post_util.rs generate_single_vanilla_proof: the
+// vanilla proof of sector sectorID at sectorIndex (see SectorChallenges)
+// from its tree R and comm_c, comm_r = H(comm_c, comm_r_last); it is
+// verified before it is returned.
+func GenerateVanilla(info proofs.PoStProofInfo, randomness [32]byte, sectorID uint64, sectorIndex int, commC merkle.Node, tree TreeR) (*VanillaProof, error) {
+	sp := SectorProof{CommC: commC, CommRLast: tree.Root()}
+	commR, err := hash.Hash2(hash.Domain(commC), hash.Domain(sp.CommRLast))
+	if err != nil {
+		return nil, fmt.Errorf("post: vanilla proof of sector %d: comm_r: %w", sectorID, err)
+	}
+	for n, c := range SectorChallenges(info, randomness, sectorID, sectorIndex) {
+		p, err := tree.Prove(c)
+		if err != nil {
+			return nil, fmt.Errorf("post: vanilla proof of sector %d: challenge %d (leaf %d): %w", sectorID, n, c, err)
+		}
+		sp.Openings = append(sp.Openings, p)
+	}
+	v := &VanillaProof{SectorID: sectorID, CommR: merkle.Node(commR), Sectors: []SectorProof{sp}}
+	if err := VerifySector(info, randomness, sectorIndex, v); err != nil {
+		return nil, fmt.Errorf("post: generated vanilla proof: %w", err)
+	}
+	return v, nil
+}
