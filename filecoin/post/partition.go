@@ -30,11 +30,19 @@ type Partition struct {
 	Proofs []*SectorProof
 }
 
+// MaxPartitions bounds a partition index: a deadline's sectors fill far
+// fewer window partitions, and the bound keeps sector positions (k ·
+// sector_count + i) far from overflowing.
+const MaxPartitions = 1 << 20
+
 // circuitSectors is compound.rs's chunk of public sectors for partition
 // k: window, the k-th chunk of CircuitSectors; winning, the one replica
 // CircuitSectors times (verify_winning_post and
 // generate_winning_post build the public inputs so).
 func circuitSectors(info proofs.PoStProofInfo, replicas []PublicSector, k int) ([]PublicSector, error) {
+	if k < 0 || k >= MaxPartitions {
+		return nil, fmt.Errorf("post: %s: partition %d (0 to %d)", info.Name, k, MaxPartitions-1)
+	}
 	if info.Type == proofs.PoStWinning {
 		if len(replicas) != info.SectorCount || k != 0 {
 			return nil, fmt.Errorf("post: %s proves %d sector in partition 0, not %d in partition %d", info.Name, info.SectorCount, len(replicas), k)
@@ -46,7 +54,7 @@ func circuitSectors(info proofs.PoStProofInfo, replicas []PublicSector, k int) (
 		return out, nil
 	}
 	n := info.CircuitSectors
-	if k < 0 || len(replicas) == 0 || k*n >= len(replicas) {
+	if len(replicas) == 0 || k*n >= len(replicas) {
 		return nil, fmt.Errorf("post: %s: partition %d of %d sectors (%d a partition)", info.Name, k, len(replicas), n)
 	}
 	return replicas[k*n : min(len(replicas), (k+1)*n)], nil
@@ -128,15 +136,17 @@ func NewPartition(info proofs.PoStProofInfo, randomness [32]byte, k int, vanilla
 		replicas[i] = PublicSector{ID: v.SectorID, CommR: v.CommR}
 	}
 	p := &Partition{Info: info, Randomness: randomness, K: k, Proofs: make([]*SectorProof, 0, info.CircuitSectors)}
-	// Window partitions are numbered by their sectors' position: pad the
-	// replica list so that this partition is the k-th chunk.
-	all := replicas
-	if info.Type == proofs.PoStWindow {
-		all = append(make([]PublicSector, k*info.CircuitSectors), replicas...)
+	// A window partition's sectors are chunk k of the proof's: their
+	// positions start at k·sector_count.
+	if k < 0 || k >= MaxPartitions {
+		return nil, fmt.Errorf("post: %s: partition %d (0 to %d)", info.Name, k, MaxPartitions-1)
 	}
-	var err error
-	if p.Sectors, err = circuitSectors(info, all, k); err != nil {
-		return nil, err
+	p.Sectors = replicas
+	if info.Type == proofs.PoStWinning {
+		var err error
+		if p.Sectors, err = circuitSectors(info, replicas, k); err != nil {
+			return nil, err
+		}
 	}
 	if info.Type == proofs.PoStWinning {
 		sp := &vanilla[0].Sectors[0]

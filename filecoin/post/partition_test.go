@@ -262,3 +262,28 @@ func TestGenerateVanillaWrongTree(t *testing.T) {
 		t.Errorf("8-4-0 tree for a 2KiB sector: %v", err)
 	}
 }
+
+// Partition indices out of range are refused, never allocated or
+// overflowed.
+func TestPartitionIndexBounds(t *testing.T) {
+	info, _ := proofs.LookupPoSt(proofs.StackedDrgWindow2KiBV1_2)
+	win, _ := proofs.LookupPoSt(proofs.StackedDrgWinning2KiBV1)
+	reps := []PublicSector{{ID: 1}}
+	for _, k := range []int{-1, MaxPartitions, 1 << 62, -(1 << 62)} {
+		if _, err := PublicInputs(info, [32]byte{}, reps, k); err == nil {
+			t.Errorf("window partition %d", k)
+		}
+		if _, err := NewPartition(info, [32]byte{}, k, []*VanillaProof{{SectorID: 1, Sectors: make([]SectorProof, 1)}}); err == nil {
+			t.Errorf("window partition %d", k)
+		}
+	}
+	if _, err := PublicInputs(win, [32]byte{}, reps, 1); err == nil {
+		t.Error("winning partition 1")
+	}
+	if _, err := PublicInputs(info, [32]byte{}, reps, 1); err == nil {
+		t.Error("window partition 1 of 1 sector")
+	}
+	if err := VerifySector(info, [32]byte{}, 0, nil); err == nil {
+		t.Error("nil proof")
+	}
+}

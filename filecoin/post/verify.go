@@ -81,6 +81,12 @@ func checkOpening(info proofs.PoStProofInfo, pub PublicSector, sp *SectorProof, 
 // comm_r_last); ChallengeCount openings, each for its own challenge
 // (SectorChallenges). The first failure is a *SectorError.
 func VerifySector(info proofs.PoStProofInfo, randomness [32]byte, sectorIndex int, v *VanillaProof) error {
+	if v == nil {
+		return fmt.Errorf("post: verify: no vanilla proof: %w", ErrBadVanilla)
+	}
+	if sectorIndex < 0 {
+		return fmt.Errorf("post: verify sector %d: position %d: %w", v.SectorID, sectorIndex, ErrBadVanilla)
+	}
 	if err := checkCanonical("randomness", randomness); err != nil {
 		return fmt.Errorf("post: verify sector %d: %w", v.SectorID, err)
 	}
