@@ -18,6 +18,10 @@
 //     and filecoin-hashers' hash_multi_leaf_circuit for Poseidon and
 //     SHA-256 trees.
 //
+// post.go ports storage-proofs-post's FallbackPoStCircuit, the window and
+// winning PoSt partition circuit ([SynthesizePoSt], [CountPoSt]); its
+// witness and public inputs come from filecoin/post.
+//
 // The bellperson gadgets themselves (Boolean, UInt32, SHA-256, multipack,
 // AllocatedNum, neptune's Poseidon) live in filecoin/gadgets.
 //

@@ -1,0 +1,166 @@
+package post
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/prover"
+)
+
+// postKeys is a development setup of a PoSt circuit (the fast setup path,
+// cached by the circuit's digest in the tests' setup cache), as the split
+// prover and Filecoin's verifier take it.
+func postKeys(t testing.TB, s circuit.PoStShape) (*prover.Prover, *groth.PreparedVerifyingKey) {
+	t.Helper()
+	shape := r1cs.NewShape()
+	if err := circuit.SynthesizePoSt(shape, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	shape.AppendInputConstraints()
+	if err := shape.Err(); err != nil {
+		t.Fatal(err)
+	}
+	digest, err := shape.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	files, made, err := groth.DevSetup(context.Background(), paramstest.FilecoinSetups(), shape, digest, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("development setup of %v (%d constraints): %v (made %v)", s, shape.NumConstraints(), time.Since(t0).Round(time.Millisecond), made)
+	p, err := groth.ReadParamsFile(files.Params, groth.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fvk, err := groth.ReadVerifyingKeyFile(files.VK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := groth.DensityOf(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := p.ToGnark(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := prover.New(&prover.Keys{Digest: digest[:16], NbPublic: s.NumInputs(), PK: pk, VK: vk}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr, fvk.Prepare()
+}
+
+// A 2KiB window partition (two sectors) and a 2KiB winning proof, proved
+// by the split prover under development setups of their circuits, give
+// 192-byte Groth16 proofs that Filecoin's verification accepts against
+// the public inputs of the public data, and refuses under other
+// randomness, for another sector, or with a flipped byte.
+func TestProvePoSt2KiB(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 12))
+	randomness := MaskRandomness([32]byte(randomNode(rng)))
+	for _, tc := range []struct {
+		proof   proofs.RegisteredPoStProof
+		sectors []uint64
+	}{
+		{proofs.StackedDrgWindow2KiBV1_2, []uint64{4, 17}},
+		{proofs.StackedDrgWinning2KiBV1, []uint64{23}},
+	} {
+		info, err := proofs.LookupPoSt(tc.proof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(info.Name, func(t *testing.T) {
+			var vs []*VanillaProof
+			var replicas []PublicSector
+			for i, id := range tc.sectors {
+				v := makeVanilla(t, rng, info, randomness, id, i)
+				vs = append(vs, v)
+				replicas = append(replicas, PublicSector{ID: id, CommR: v.CommR})
+			}
+			p, err := NewPartition(info, randomness, 0, vs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr, pvk := postKeys(t, p.Shape())
+			w, err := p.Witness()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Now()
+			wb := r1cs.NewWitness(r1cs.WitnessOptions{ABC: true, Check: true})
+			if err := circuit.SynthesizePoSt(wb, p.Shape(), w); err != nil {
+				t.Fatal(err)
+			}
+			wb.AppendInputConstraints()
+			if err := wb.Err(); err != nil {
+				t.Fatal(err)
+			}
+			synth := time.Since(t0)
+			slots, err := gpu.CPUSlots(1, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t1 := time.Now()
+			sol := &prover.Solution{Partition: info.Name + "/0", W: append(append([]fr.Element(nil), wb.Inputs...), wb.Aux...), A: wb.A, B: wb.B, C: wb.C}
+			partial, err := pr.Start(ctx, slots, sol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t2 := time.Now()
+			gp, _, err := pr.Finalize(ctx, partial)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proof, err := groth.ProofFromGnark(gp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: synthesis %v (%d constraints), prover start %v, finalize %v", info.Name, synth.Round(time.Millisecond), len(wb.A),
+				t2.Sub(t1).Round(time.Millisecond), time.Since(t2).Round(time.Millisecond))
+			in, err := PublicInputs(info, randomness, replicas, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pvk.Verify(&proof, in); err != nil {
+				t.Fatalf("the %s proof does not verify: %v", info.Name, err)
+			}
+			b := proof.Bytes()
+			if len(b) != info.PartitionProofLen() {
+				t.Fatalf("%d-byte proof", len(b))
+			}
+			other, err := PublicInputs(info, MaskRandomness([32]byte(randomNode(rng))), replicas, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pvk.Verify(&proof, other) == nil {
+				t.Error("verified under other randomness")
+			}
+			moved := append([]PublicSector(nil), replicas...)
+			moved[len(moved)-1].ID++
+			if other, err = PublicInputs(info, randomness, moved, 0); err != nil {
+				t.Fatal(err)
+			}
+			if pvk.Verify(&proof, other) == nil {
+				t.Error("verified for another sector")
+			}
+			b[100] ^= 4
+			if bad, err := groth.DecodeProof(b[:]); err == nil && pvk.Verify(&bad, in) == nil {
+				t.Error("verified with a flipped byte")
+			}
+		})
+	}
+}
