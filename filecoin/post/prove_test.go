@@ -9,11 +9,11 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params/paramstest"
 	"github.com/c2flow/c2flow/prover"
 )
 
@@ -35,7 +35,7 @@ func postKeys(t testing.TB, s circuit.PoStShape) (*prover.Prover, *groth.Prepare
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	files, made, err := groth.DevSetup(context.Background(), paramstest.FilecoinSetups(), shape, digest, nil)
+	files, made, err := groth.DevSetup(context.Background(), fctest.Setups(), shape, digest, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
