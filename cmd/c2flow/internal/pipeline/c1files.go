@@ -53,7 +53,11 @@ func Proofs(refs []job.SectorRef) []string {
 // development setups under FilecoinDevParamsDir(paramsDir), both
 // published to store where the hosts find them (Scheme.EnsureKeys).
 func KeySchemes(paramsDir string, store *storage.Store, log *slog.Logger) scheme.Set {
-	return registry.Schemes(registry.Options{ParamsDir: paramsDir, FilecoinParams: FilecoinDevParamsDir(paramsDir), Remote: store, Log: log})
+	o := registry.Options{ParamsDir: paramsDir, FilecoinParams: FilecoinDevParamsDir(paramsDir), Log: log}
+	if store != nil { // a nil *Store is no Remote
+		o.Remote = store
+	}
+	return registry.Schemes(o)
 }
 
 // FilecoinDevParamsDir is where a submitter's development setups in
