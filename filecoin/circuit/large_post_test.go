@@ -15,8 +15,9 @@ import (
 // counter: constants.rs's 125,279,217 and 129,887,900. Poseidon-heavy
 // circuits count slowly (several minutes each on two shared cores).
 // Measured once (2026-12-05, load 10-15 on two cores): 32GiB 125,279,217
-// constraints, 25,840 inputs, 126,902,376 aux in 13m56s wall, ~8.5 min
-// of CPU, 75 MB RSS.
+// constraints, 25,840 inputs, 126,902,376 aux in 13m56s wall; 64GiB
+// 129,887,900, 25,301, 131,500,200 in 13m45s; both 867.6 s user + 112.3 s
+// system CPU (/usr/bin/time -v), peak RSS 119 MB.
 //
 //	go test -tags large -timeout 60m -run TestPoStCountWindowPartitionsFull -v ./filecoin/circuit/
 func TestPoStCountWindowPartitionsFull(t *testing.T) {
