@@ -109,6 +109,9 @@ const forwardedPrefix = "fwd:"
 
 // SubmitProof starts a job and returns its id at once.
 func (s *Server) SubmitProof(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.SubmitProofResponse, error) {
+	if err := checkName("request_id", req.GetRequestId(), MaxRequestIDBytes); err != nil {
+		return nil, err
+	}
 	switch req.GetProofKind() {
 	case cuzkpb.ProofKind_POREP_SEAL_COMMIT, cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
 		j, err := s.start(ctx, req)
@@ -143,6 +146,9 @@ func (s *Server) Prove(ctx context.Context, req *cuzkpb.ProveRequest) (*cuzkpb.P
 	if sub == nil {
 		return nil, status.Error(codes.InvalidArgument, "ProveRequest has no submit")
 	}
+	if err := checkName("request_id", sub.GetRequestId(), MaxRequestIDBytes); err != nil {
+		return nil, err
+	}
 	switch sub.GetProofKind() {
 	case cuzkpb.ProofKind_POREP_SEAL_COMMIT, cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
 		t0 := time.Now()
@@ -173,6 +179,9 @@ func (s *Server) Prove(ctx context.Context, req *cuzkpb.ProveRequest) (*cuzkpb.P
 // expiry the status is TIMEOUT and the job carries on.
 func (s *Server) AwaitProof(ctx context.Context, req *cuzkpb.AwaitProofRequest) (*cuzkpb.AwaitProofResponse, error) {
 	id := req.GetJobId()
+	if err := checkName("job_id", id, MaxJobIDBytes); err != nil {
+		return nil, err
+	}
 	if up, ok := strings.CutPrefix(id, forwardedPrefix); ok {
 		if s.cfg.Forward == nil {
 			return nil, status.Errorf(codes.NotFound, "job %q was forwarded, and this gateway has no --forward", id)
@@ -188,7 +197,7 @@ func (s *Server) AwaitProof(ctx context.Context, req *cuzkpb.AwaitProofRequest) 
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	res, err := s.await(ctx, j, time.Duration(req.GetTimeoutMs())*time.Millisecond)
+	res, err := s.await(ctx, j, awaitTimeout(req.GetTimeoutMs()))
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -199,6 +208,9 @@ func (s *Server) AwaitProof(ctx context.Context, req *cuzkpb.AwaitProofRequest) 
 // running when the cancel was asked.
 func (s *Server) CancelProof(ctx context.Context, req *cuzkpb.CancelProofRequest) (*cuzkpb.CancelProofResponse, error) {
 	id := req.GetJobId()
+	if err := checkName("job_id", id, MaxJobIDBytes); err != nil {
+		return nil, err
+	}
 	if up, ok := strings.CutPrefix(id, forwardedPrefix); ok {
 		if s.cfg.Forward == nil {
 			return nil, status.Errorf(codes.NotFound, "job %q was forwarded, and this gateway has no --forward", id)
@@ -268,7 +280,7 @@ func (s *Server) prove(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cu
 	var bad *badRequest
 	switch {
 	case errors.As(err, &bad):
-		return failed(req.GetRequestId(), err), nil
+		return failed("", err), nil // no job; its request_id is the client's own
 	case err != nil:
 		return nil, err
 	}
