@@ -74,6 +74,9 @@ func New(cfg Config) *Server {
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
+	if cfg.Forward != nil {
+		cfg.Forward = hopClient{up: cfg.Forward, self: newGatewayID(), addr: cfg.ForwardAddr}
+	}
 	now := time.Now()
 	return &Server{cfg: cfg, log: cfg.Log.With("component", "gateway"), started: now, metrics: newMetrics(now)}
 }
