@@ -2,14 +2,19 @@ package pipeline
 
 import (
 	"flag"
+	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/filecoin/c2"
+	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/intake"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/params"
+	"github.com/c2flow/c2flow/porep"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/storage"
@@ -58,4 +63,40 @@ func KeySchemes(paramsDir string, store *storage.Store, log *slog.Logger) scheme
 // Filecoin's format are written before they are published.
 func FilecoinDevParamsDir(paramsDir string) string {
 	return filepath.Join(paramsDir, "filecoin-dev-params")
+}
+
+// readBounded reads file, at most max bytes (the bound of what, named
+// when it is exceeded): a larger file, or a stream such as /dev/zero, is
+// refused after max+1 bytes, never read whole.
+func readBounded(flagName, file string, max int64, what string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagName, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flagName, file, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s %s: over %d bytes, the bound of %s: not read further", flagName, file, max, what)
+	}
+	return b, nil
+}
+
+// maxInputBytes is the largest input file --c1 takes: the largest bound
+// of any proof's input (Filecoin's C1s and update inputs, the test
+// scheme's C1s).
+func maxInputBytes() int64 {
+	m := porep.MaxC1Bytes()
+	seal, upd := &c2.Scheme{}, &c2.UpdateScheme{}
+	for _, p := range proofs.Names() {
+		if n, err := seal.MaxC1Bytes(p); err == nil {
+			m = max(m, n)
+		}
+		if n, err := upd.MaxC1Bytes("Update" + p); err == nil {
+			m = max(m, n)
+		}
+	}
+	return m
 }

@@ -101,8 +101,9 @@ func RunSubmit(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		limit := maxInputBytes()
 		for _, f := range files {
-			raw, err := os.ReadFile(f)
+			raw, err := readBounded("--c1", f, limit, "the largest input of any proof (a 64GiB sector's C1)")
 			if err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
@@ -298,16 +299,13 @@ func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, erro
 	if err != nil {
 		return batch.Input{}, fmt.Errorf("--sector-id: %w", err)
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return batch.Input{}, err
-	}
 	max, err := c2.MaxUpdateInputBytes(info)
 	if err != nil {
 		return batch.Input{}, err
 	}
-	if int64(len(b)) > max {
-		return batch.Input{}, fmt.Errorf("--snap-vproof %s: %d bytes, over the %d-byte bound of a %s update: not decoded", file, len(b), max, info.Name)
+	b, err := readBounded("--snap-vproof", file, max, "a "+info.Name+" update")
+	if err != nil {
+		return batch.Input{}, err
 	}
 	parts, err := update.DecodeCurioVanilla(b)
 	if err != nil {
