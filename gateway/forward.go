@@ -57,6 +57,9 @@ func (h hopClient) hop(ctx context.Context) (context.Context, error) {
 		return nil, status.Errorf(codes.FailedPrecondition, "forward loop: this request passed %d gateways already: a chain of --forward too long or circular", len(hops))
 	}
 	hops = append(slices.Clone(hops), h.self)
+	// Passed on now: the upstream's flow control paces it, and a forwarded
+	// call (a PoSt, for minutes) must not hold the budget meanwhile.
+	inputStored(ctx)
 	return metadata.NewOutgoingContext(ctx, metadata.Pairs(hopHeader, strings.Join(hops, ","))), nil
 }
 
