@@ -29,10 +29,12 @@ import (
 	"github.com/c2flow/c2flow/storage"
 )
 
-// MaxMessageBytes is the gRPC message limit both ways: Curio's client
-// allows 256 MiB (lib/cuzk/client.go), and a 64GiB sector's envelope is
-// over 100 MB.
-const MaxMessageBytes = 256 << 20
+// MaxMessageBytes is the gRPC message limit both ways: what the largest
+// valid request needs, a 64GiB sector's C1 envelope (116,894,444 bytes at
+// most, c1.MaxInputSize), and the request's other fields. Curio's client
+// allows 256 MiB (lib/cuzk/client.go). A forwarded PoSt request is
+// bounded by it too, until c2flow proves PoSt and bounds it by its own.
+const MaxMessageBytes = 112 << 20
 
 // Config is what a Server works with.
 type Config struct {
@@ -51,7 +53,13 @@ type Config struct {
 	ForwardAddr string
 	// Poll is how often a waiting request re-reads its job (0: 1 s).
 	Poll time.Duration
-	Log  *slog.Logger
+	// RequestBudget bounds the request bytes held at once, read or being
+	// stored (0: DefaultRequestBudget); AdmissionWait is how long a call
+	// waits for room before it is refused with ResourceExhausted (0: 30
+	// s), ReadTimeout how long its message may take to arrive (0: 2 min).
+	RequestBudget              int64
+	AdmissionWait, ReadTimeout time.Duration
+	Log                        *slog.Logger
 }
 
 // Server implements cuzkpb.ProvingEngineServer.
@@ -61,6 +69,7 @@ type Server struct {
 	log     *slog.Logger
 	started time.Time
 	metrics *metrics
+	budget  *budget
 }
 
 var _ cuzkpb.ProvingEngineServer = (*Server)(nil)
@@ -73,17 +82,25 @@ func New(cfg Config) *Server {
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
+	if cfg.Forward != nil {
+		cfg.Forward = hopClient{up: cfg.Forward, self: newGatewayID(), addr: cfg.ForwardAddr}
+	}
 	now := time.Now()
-	return &Server{cfg: cfg, log: cfg.Log.With("component", "gateway"), started: now, metrics: newMetrics(now)}
+	return &Server{cfg: cfg, log: cfg.Log.With("component", "gateway"), started: now, metrics: newMetrics(now),
+		budget: newBudget(cfg.RequestBudget, cfg.AdmissionWait, cfg.ReadTimeout)}
 }
 
-// Register adds the service to g.
-func (s *Server) Register(g *grpc.Server) { cuzkpb.RegisterProvingEngineServer(g, s) }
+// Register adds the service to g, each call admitted against the
+// request memory budget (budget.go).
+func (s *Server) Register(g *grpc.Server) { g.RegisterService(s.serviceDesc(), s) }
 
 // ServerOptions are the gRPC server options the gateway needs (message
-// limits); callers add credentials.
+// limits; fixed flow-control windows, so that a call waiting for
+// admission holds at most 1 MiB of its message unread, where grpc-go's
+// dynamic windows would grow); callers add credentials.
 func ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes)}
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
+		grpc.InitialWindowSize(1 << 20), grpc.InitialConnWindowSize(1 << 20)}
 }
 
 // kindName is a proof kind as cuzk names it in GetStatus and metrics
@@ -108,6 +125,9 @@ const forwardedPrefix = "fwd:"
 
 // SubmitProof starts a job and returns its id at once.
 func (s *Server) SubmitProof(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.SubmitProofResponse, error) {
+	if err := checkName("request_id", req.GetRequestId(), MaxRequestIDBytes); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.proves(req.GetProofKind()):
 		j, err := s.start(ctx, req)
@@ -142,6 +162,9 @@ func (s *Server) Prove(ctx context.Context, req *cuzkpb.ProveRequest) (*cuzkpb.P
 	if sub == nil {
 		return nil, status.Error(codes.InvalidArgument, "ProveRequest has no submit")
 	}
+	if err := checkName("request_id", sub.GetRequestId(), MaxRequestIDBytes); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.proves(sub.GetProofKind()):
 		t0 := time.Now()
@@ -172,6 +195,9 @@ func (s *Server) Prove(ctx context.Context, req *cuzkpb.ProveRequest) (*cuzkpb.P
 // expiry the status is TIMEOUT and the job carries on.
 func (s *Server) AwaitProof(ctx context.Context, req *cuzkpb.AwaitProofRequest) (*cuzkpb.AwaitProofResponse, error) {
 	id := req.GetJobId()
+	if err := checkName("job_id", id, MaxJobIDBytes); err != nil {
+		return nil, err
+	}
 	if up, ok := strings.CutPrefix(id, forwardedPrefix); ok {
 		if s.cfg.Forward == nil {
 			return nil, status.Errorf(codes.NotFound, "job %q was forwarded, and this gateway has no --forward", id)
@@ -187,7 +213,7 @@ func (s *Server) AwaitProof(ctx context.Context, req *cuzkpb.AwaitProofRequest) 
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	res, err := s.await(ctx, j, time.Duration(req.GetTimeoutMs())*time.Millisecond, false)
+	res, err := s.await(ctx, j, awaitTimeout(req.GetTimeoutMs()), false)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -198,6 +224,9 @@ func (s *Server) AwaitProof(ctx context.Context, req *cuzkpb.AwaitProofRequest) 
 // running when the cancel was asked.
 func (s *Server) CancelProof(ctx context.Context, req *cuzkpb.CancelProofRequest) (*cuzkpb.CancelProofResponse, error) {
 	id := req.GetJobId()
+	if err := checkName("job_id", id, MaxJobIDBytes); err != nil {
+		return nil, err
+	}
 	if up, ok := strings.CutPrefix(id, forwardedPrefix); ok {
 		if s.cfg.Forward == nil {
 			return nil, status.Errorf(codes.NotFound, "job %q was forwarded, and this gateway has no --forward", id)
@@ -264,10 +293,13 @@ func (s *Server) forward(k cuzkpb.ProofKind) (cuzkpb.ProvingEngineClient, error)
 // result naming the fault (what Curio reads), anything else an error.
 func (s *Server) prove(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.AwaitProofResponse, error) {
 	j, err := s.start(ctx, req)
+	// The input is stored (or refused): the wait holds none of it.
+	req.VanillaProof, req.VanillaProofs = nil, nil
+	inputStored(ctx)
 	var bad *badRequest
 	switch {
 	case errors.As(err, &bad):
-		return failed(req.GetRequestId(), err), nil
+		return failed("", err), nil // no job; its request_id is the client's own
 	case err != nil:
 		return nil, err
 	}

@@ -225,10 +225,10 @@ func (s *Server) await(ctx context.Context, j proofJob, timeout time.Duration, r
 	}
 	id := j.id()
 	timedOut := func(err error) (*cuzkpb.AwaitProofResponse, error) {
-		if ctx.Err() != nil {
-			return nil, status.FromContextError(ctx.Err()).Err()
+		if ended(ctx) {
+			return nil, callerEnded(ctx)
 		}
-		if wctx.Err() != nil {
+		if ended(wctx) {
 			return &cuzkpb.AwaitProofResponse{JobId: id, Status: cuzkpb.AwaitProofResponse_TIMEOUT,
 				ErrorMessage: fmt.Sprintf("not done within %v; the job carries on", timeout)}, nil
 		}
@@ -241,12 +241,18 @@ func (s *Server) await(ctx context.Context, j proofJob, timeout time.Duration, r
 			if r, terr := timedOut(nil); r != nil || terr != nil {
 				return r, terr
 			}
+			if interrupted(err) {
+				return nil, status.Errorf(codes.Unavailable, "c2flow: the wait for job %s was interrupted (%v); the job carries on: await it again", id, err)
+			}
 			var nf *serviceerror.NotFound
 			if errors.As(err, &nf) {
 				// No batch (its history was removed, or the sector was
 				// proved by `c2flow submit` under another batch id): a
 				// stored C2 still answers.
 				r, perr := s.completed(wctx, j, nil)
+				if perr != nil && ended(wctx) {
+					return timedOut(perr)
+				}
 				if perr != nil {
 					return nil, status.Errorf(codes.NotFound, "job %s: %v (%v)", id, errGone, perr)
 				}
@@ -269,7 +275,7 @@ func (s *Server) await(ctx context.Context, j proofJob, timeout time.Duration, r
 				// then look again.
 				s.log.Info("job's sector is being proved by another batch; waiting for it", "job", id)
 				_ = s.cfg.Temporal.GetWorkflow(wctx, job.SectorWorkflowID(j.ref), "").Get(wctx, nil)
-				if wctx.Err() != nil {
+				if ended(wctx) {
 					return timedOut(wctx.Err())
 				}
 				break
@@ -278,7 +284,7 @@ func (s *Server) await(ctx context.Context, j proofJob, timeout time.Duration, r
 			if err == nil {
 				return r, nil
 			}
-			if wctx.Err() != nil {
+			if ended(wctx) {
 				return timedOut(wctx.Err())
 			}
 			if errors.Is(err, scheme.ErrBadInput) && !restart {

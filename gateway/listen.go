@@ -10,6 +10,9 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -35,40 +38,85 @@ type ListenOptions struct {
 }
 
 // Listen opens the gateway's listener: "unix:///path" or "unix:path" (a
-// Unix socket, as Curio's client dials them; a stale socket is replaced)
-// or HOST:PORT. A plaintext TCP listener must be on loopback unless
-// o.Insecure, which logs a warning.
+// Unix socket, as Curio's client dials them) or HOST:PORT. A socket file
+// that a live server answers on is refused; a stale one (nothing answers)
+// is replaced, and the listener removes its socket file on Close only if
+// it is still its own. A plaintext TCP listener must be on loopback unless
+// o.Insecure, which logs a warning, as does TLS without client
+// certificates beyond loopback.
 func Listen(addr string, o ListenOptions) (net.Listener, error) {
 	if path, ok := unixPath(addr); ok {
-		if path == "" {
-			return nil, fmt.Errorf("gateway listen %q: no socket path", addr)
-		}
-		if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSocket != 0 {
-			os.Remove(path) // a stale socket of an earlier run
-		}
-		l, err := net.Listen("unix", path)
-		if err != nil {
-			return nil, fmt.Errorf("gateway listen %s: %w", addr, err)
-		}
-		return l, nil
+		return listenUnix(addr, path)
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("gateway listen %q: want HOST:PORT or unix:///PATH: %w", addr, err)
 	}
-	if !loopback(host) && o.TLS == nil {
-		if !o.Insecure {
-			return nil, fmt.Errorf("gateway listen %s: not a loopback address, and the gateway serves plaintext without authentication (Curio's client speaks nothing else): give --grpc-tls-cert/--grpc-tls-key (and --grpc-client-ca), or --insecure-listen to expose it anyway", addr)
-		}
-		if o.Log != nil {
-			o.Log.Warn("gateway listens in plaintext beyond loopback (--insecure-listen): whoever reaches it can submit and cancel proofs", "listen", addr)
-		}
+	switch {
+	case loopback(host):
+	case o.TLS == nil && !o.Insecure:
+		return nil, fmt.Errorf("gateway listen %s: not a loopback address, and the gateway serves plaintext without authentication (Curio's client speaks nothing else): give --grpc-tls-cert/--grpc-tls-key (and --grpc-client-ca), or --insecure-listen to expose it anyway", addr)
+	case o.TLS == nil && o.Log != nil:
+		o.Log.Warn("gateway listens in plaintext beyond loopback (--insecure-listen): whoever reaches it can submit and cancel proofs", "listen", addr)
+	case o.TLS != nil && o.TLS.ClientAuth != tls.RequireAndVerifyClientCert && o.Log != nil:
+		o.Log.Warn("gateway serves TLS beyond loopback without client certificates (no --grpc-client-ca): TLS hides the traffic but authenticates no one, so whoever reaches it can submit proofs and cancel any job (CancelProof)", "listen", addr)
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("gateway listen %s: %w", addr, err)
 	}
 	return l, nil
+}
+
+// listenUnix listens on the socket path: a socket file a live server
+// answers on is another's and is refused, naming it.
+func listenUnix(addr, path string) (net.Listener, error) {
+	if path == "" {
+		return nil, fmt.Errorf("gateway listen %q: no socket path", addr)
+	}
+	if st, err := os.Lstat(path); err == nil && st.Mode()&fs.ModeSocket != 0 {
+		c, err := net.DialTimeout("unix", path, 2*time.Second)
+		if err == nil {
+			c.Close()
+			return nil, fmt.Errorf("gateway listen %s: socket %s is in use: a live server (another gateway?) answers on it; stop it or choose another path", addr, path)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("gateway listen %s: socket %s exists and cannot be probed (%v): not replaced", addr, path, err)
+		}
+		os.Remove(path) // a stale socket of an earlier run: nothing answers
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("gateway listen %s: %w", addr, err)
+	}
+	ul := l.(*net.UnixListener)
+	ul.SetUnlinkOnClose(false)
+	st, err := os.Lstat(path)
+	if err != nil {
+		ul.Close()
+		return nil, fmt.Errorf("gateway listen %s: %w", addr, err)
+	}
+	return &unixListener{UnixListener: ul, path: path, file: st}, nil
+}
+
+// unixListener removes its socket file on Close only while the path is
+// still that file: a later server's socket at the path is not its to
+// remove.
+type unixListener struct {
+	*net.UnixListener
+	path string
+	file os.FileInfo
+	once sync.Once
+}
+
+func (l *unixListener) Close() error {
+	err := l.UnixListener.Close()
+	l.once.Do(func() {
+		if st, serr := os.Lstat(l.path); serr == nil && os.SameFile(st, l.file) {
+			os.Remove(l.path)
+		}
+	})
+	return err
 }
 
 // unixPath returns the socket path of a unix: address.

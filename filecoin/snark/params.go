@@ -497,9 +497,9 @@ type paramsPair struct {
 
 // findParamsPair picks in dir the single .params/.vk pair named with sp's
 // prefix whose verifying key has sp's IC points (the circuit's inputs,
-// ONE included). Several fitting pairs (2KiB, 8MiB and 512MiB share
-// the 8-0-0 shape and may share the count) are told apart by the
-// sector_size of a parameters.json in dir. The error lists what was found.
+// ONE included) and that a parameters.json in dir does not list for
+// another sector size: 2KiB, 8MiB and 512MiB share the 8-0-0 shape and
+// the count. The error lists what was found.
 func findParamsPair(dir string, sp *spec) (*paramsPair, error) {
 	want, numInputs := sp.prefix, sp.numInputs
 	ents, err := os.ReadDir(dir)
@@ -539,11 +539,13 @@ func findParamsPair(dir string, sp *spec) (*paramsPair, error) {
 			continue
 		}
 		p.key = key
-		seen = append(seen, name+" (fits)")
 		fits = append(fits, p)
 	}
-	if len(fits) > 1 {
-		fits = bySectorSize(dir, fits, sp.sectorSize)
+	// Always: 2KiB, 8MiB and 512MiB share a shape, and a pair listed for
+	// another size is never this proof's, even if it is the only one.
+	fits, seen = bySectorSize(dir, fits, sp.sectorSize, seen)
+	for _, p := range fits {
+		seen = append(seen, filepath.Base(p.vk)+" (fits)")
 	}
 	if len(fits) == 1 {
 		return fits[0], nil
@@ -561,22 +563,33 @@ func findParamsPair(dir string, sp *spec) (*paramsPair, error) {
 		dir, what, sp.name, want, numInputs, found)
 }
 
-// bySectorSize keeps the pairs whose .vk parameters.json in dir lists with
-// the sector size; without a parameters.json it keeps them all.
-func bySectorSize(dir string, pairs []*paramsPair, size uint64) []*paramsPair {
+// bySectorSize drops the pairs that parameters.json in dir lists for
+// another sector size (noted in seen); of several left, it keeps those it
+// lists for size. Without a parameters.json it keeps them all.
+func bySectorSize(dir string, pairs []*paramsPair, size uint64, seen []string) ([]*paramsPair, []string) {
 	b, err := os.ReadFile(filepath.Join(dir, ParametersJSON))
 	if err != nil {
-		return pairs
+		return pairs, seen
 	}
 	m, err := groth.ParseParametersJSON(b)
 	if err != nil {
-		return pairs
+		return pairs, seen
 	}
-	var out []*paramsPair
+	var out, listed []*paramsPair
 	for _, p := range pairs {
-		if e, ok := m[filepath.Base(p.vk)]; ok && e.SectorSize == size {
+		e, ok := m[filepath.Base(p.vk)]
+		switch {
+		case ok && e.SectorSize != size:
+			seen = append(seen, fmt.Sprintf("%s (listed for sector size %d)", filepath.Base(p.vk), e.SectorSize))
+		case ok:
+			listed = append(listed, p)
+			out = append(out, p)
+		default:
 			out = append(out, p)
 		}
 	}
-	return out
+	if len(out) > 1 {
+		out = listed
+	}
+	return out, seen
 }

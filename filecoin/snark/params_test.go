@@ -192,3 +192,27 @@ func TestKnownCounts(t *testing.T) {
 		t.Fatal("counts of an unsupported proof")
 	}
 }
+
+// A development directory with only the 2KiB pair has no 8MiB parameters,
+// though the two circuits' verifying keys have as many IC points: an
+// 8MiB proof fails at once with scheme.ErrNoKeys naming the sector size
+// and what was found, never loading the 2KiB pair (which failed after 3
+// loads and 35-67 s).
+func TestParamsOtherSectorSizeIsNoKeys(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, snark.DevMarker), []byte("DEVELOPMENT SETUP\n"))
+	vk := filepath.Join(dir, pair2KiB("aa")+".vk")
+	writeTrapdoorVK(t, vk, 40)
+	writeFile(t, filepath.Join(dir, pair2KiB("aa")+".params"), []byte("params"))
+	_, fil := digests(t, vk)
+	writeParametersJSON(t, filepath.Join(dir, snark.ParametersJSON), map[string]groth.ParameterEntry{
+		pair2KiB("aa") + ".params": {Digest: fileDigest(t, filepath.Join(dir, pair2KiB("aa")+".params")), SectorSize: 2048},
+		pair2KiB("aa") + ".vk":     {Digest: fil, SectorSize: 2048},
+	})
+	s := snark.New(snark.Params{Dir: dir, ShapeDir: t.TempDir()}, nil)
+	for _, proof := range []string{"StackedDrg8MiBV1_1", "StackedDrg8MiBV1"} {
+		_, err := s.Circuit(ctx, proof)
+		wantErr(t, proof+" on a 2KiB-only directory", err, scheme.ErrNoKeys, proof, "sector size 8388608", pair2KiB("aa")+".vk (listed for sector size 2048)")
+	}
+}

@@ -30,17 +30,19 @@ type gatewayFlags struct {
 	insecure       bool
 	cert, key, ca  string
 	filecoinParams string
+	memoryMiB      int64
 }
 
 // add registers the flags; listenFlag names the listen address's flag
 // (gateway --listen, dev --cuzk) and def its default.
 func (g *gatewayFlags) add(fs *flag.FlagSet, listenFlag, def, usage string) {
 	fs.StringVar(&g.listen, listenFlag, def, usage)
-	fs.StringVar(&g.forward, "forward", "", "HOST:PORT or unix:///PATH of a cuzk-protocol server (a cuzk daemon) that gets the SnapDeals, WindowPoSt and WinningPoSt requests c2flow does not prove, unchanged; without it they are refused (gRPC Unimplemented)")
+	fs.StringVar(&g.forward, "forward", "", "HOST:PORT or unix:///PATH of a cuzk-protocol server (a cuzk daemon) that gets the WindowPoSt and WinningPoSt requests, unchanged (c2flow proves PoRep C2 and SnapDeals itself); without it they are refused (gRPC Unimplemented)")
 	fs.BoolVar(&g.insecure, "insecure-listen", false, "allow a plaintext gateway on an address beyond loopback (Curio's client has no authentication: whoever reaches it can submit and cancel proofs)")
-	fs.StringVar(&g.cert, "grpc-tls-cert", "", "serve the gateway over TLS with this certificate (PEM) (for clients other than Curio, whose client speaks plaintext)")
+	fs.StringVar(&g.cert, "grpc-tls-cert", "", "serve the gateway over TLS with this certificate (PEM) (for clients other than Curio, whose client speaks plaintext; without --grpc-client-ca any client that reaches it can submit and cancel proofs)")
 	fs.StringVar(&g.key, "grpc-tls-key", "", "private key (PEM) of --grpc-tls-cert")
 	fs.StringVar(&g.ca, "grpc-client-ca", "", "with --grpc-tls-cert: require client certificates of these CAs (PEM)")
+	fs.Int64Var(&g.memoryMiB, "request-memory-mib", gateway.DefaultRequestBudget>>20, "request memory budget of the gateway in MiB: what the requests being read and stored may hold at once (reading one message costs 3 times its size; the largest, a 64GiB C1, is about 112 MiB); past it a request waits 30 s, then is refused with ResourceExhausted")
 	fs.StringVar(&g.filecoinParams, "gateway-filecoin-params", filepath.Join(snark.DefaultDir(), "c2flow-gateway"), "where the gateway keeps the .vk files it verifies proofs with (downloaded from storage's params/filecoin/)")
 }
 
@@ -84,7 +86,10 @@ func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace str
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := gateway.Config{Temporal: c, Namespace: namespace, Store: store, Log: log,
+	if g.memoryMiB < 1 {
+		return nil, nil, fmt.Errorf("--request-memory-mib %d: at least 1", g.memoryMiB)
+	}
+	cfg := gateway.Config{Temporal: c, Namespace: namespace, Store: store, Log: log, RequestBudget: g.memoryMiB << 20,
 		Schemes: registry.Schemes(registry.Options{FilecoinParams: g.filecoinParams, Remote: store, Log: log})}
 	if g.forward != "" {
 		fw, conn, err := gateway.Dial(g.forward)
@@ -98,18 +103,31 @@ func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace str
 	if err != nil {
 		return nil, nil, err
 	}
+	if g.forward != "" {
+		if err := gateway.CheckForward(ctx, l, g.forward); err != nil {
+			l.Close()
+			return nil, nil, err
+		}
+	}
 	done := make(chan error, 1)
 	go func() { done <- gateway.Serve(ctx, l, gateway.New(cfg), tc) }()
 	return l, done, nil
 }
 
-// describe says where the gateway listens and what it forwards.
+// describe says where the gateway listens, how Curio reaches it and what
+// it does with each proof kind.
 func (g *gatewayFlags) describe(l net.Listener) string {
-	fw := "SnapDeals/WindowPoSt/WinningPoSt refused (no --forward)"
+	post := "WindowPoSt/WinningPoSt refused with Unimplemented (no --forward)"
 	if g.forward != "" {
-		fw = "SnapDeals/WindowPoSt/WinningPoSt forwarded to " + g.forward
+		post = "WindowPoSt/WinningPoSt forwarded to " + g.forward
 	}
-	return fmt.Sprintf("cuzk.v1.ProvingEngine on %s %s (Curio: [Cuzk] Address = \"%s\"); %s", l.Addr().Network(), l.Addr(), curioAddress(l), fw)
+	curio := fmt.Sprintf("Curio: [Cuzk] Address = %q", curioAddress(l))
+	if g.cert != "" {
+		// Curio's cuzk client dials plaintext: an address it would dial
+		// here fails its handshake.
+		curio = "TLS: Curio's cuzk client dials plaintext, so Curio reaches this gateway only through a TLS-terminating proxy, not at this address"
+	}
+	return fmt.Sprintf("cuzk.v1.ProvingEngine on %s %s (%s); PoRep C2 and SnapDeals proved by c2flow; %s", l.Addr().Network(), l.Addr(), curio, post)
 }
 
 // curioAddress is what Curio's [Cuzk] Address says to reach l.

@@ -3,7 +3,10 @@ package pipeline
 import (
 	"context"
 	"flag"
+	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/c2flow/c2flow/batch"
@@ -64,4 +67,37 @@ func KeySchemes(paramsDir string, store *storage.Store, log *slog.Logger) scheme
 // Filecoin's format are written before they are published.
 func FilecoinDevParamsDir(paramsDir string) string {
 	return filepath.Join(paramsDir, "filecoin-dev-params")
+}
+
+// readBounded reads file, at most max bytes (the bound of what, named
+// when it is exceeded): a larger file, or a stream such as /dev/zero, is
+// refused after max+1 bytes, never read whole.
+func readBounded(flagName, file string, max int64, what string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagName, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flagName, file, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s %s: over %d bytes, the bound of %s: not read further", flagName, file, max, what)
+	}
+	return b, nil
+}
+
+// maxInputBytes is the largest input file --c1 takes: the largest bound
+// of any proof's input over every scheme (scheme.Scheme.MaxC1Bytes).
+func maxInputBytes() int64 {
+	var m int64
+	for _, sc := range registry.Schemes(registry.Options{}) {
+		for _, p := range sc.Proofs() {
+			if n, err := sc.MaxC1Bytes(p); err == nil {
+				m = max(m, n)
+			}
+		}
+	}
+	return m
 }

@@ -100,8 +100,9 @@ func RunSubmit(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		limit := maxInputBytes()
 		for _, f := range files {
-			raw, err := os.ReadFile(f)
+			raw, err := readBounded("--c1", f, limit, "the largest input of any proof (a 64GiB sector's C1)")
 			if err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
@@ -297,7 +298,11 @@ func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, erro
 	if err != nil {
 		return batch.Input{}, fmt.Errorf("--sector-id: %w", err)
 	}
-	b, err := os.ReadFile(file)
+	max, err := snark.MaxUpdateInputBytes(info)
+	if err != nil {
+		return batch.Input{}, err
+	}
+	b, err := readBounded("--snap-vproof", file, max, "a "+info.Name+" update")
 	if err != nil {
 		return batch.Input{}, err
 	}

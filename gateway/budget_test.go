@@ -1,0 +1,216 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/c2flow/c2flow/gateway/cuzkpb"
+	"github.com/c2flow/c2flow/registry"
+)
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// proveBody is a gRPC Prove request of a PoRep whose vanilla_proof is n
+// zero bytes, streamed: the client holds none of it.
+func proveBody(n int) io.Reader {
+	field := func(m protoreflect.ProtoMessage, name string) protowire.Number {
+		return m.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(name)).Number()
+	}
+	sub := protowire.AppendTag(nil, field(&cuzkpb.SubmitProofRequest{}, "proof_kind"), protowire.VarintType)
+	sub = protowire.AppendVarint(sub, uint64(cuzkpb.ProofKind_POREP_SEAL_COMMIT))
+	sub = protowire.AppendTag(sub, field(&cuzkpb.SubmitProofRequest{}, "vanilla_proof"), protowire.BytesType)
+	sub = protowire.AppendVarint(sub, uint64(n))
+	msg := protowire.AppendTag(nil, field(&cuzkpb.ProveRequest{}, "submit"), protowire.BytesType)
+	msg = protowire.AppendVarint(msg, uint64(len(sub)+n))
+	msg = append(msg, sub...)
+	frame := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg)+n))
+	return io.MultiReader(bytes.NewReader(append(frame, msg...)), io.LimitReader(zeros{}, int64(n)))
+}
+
+// procKB reads a field (VmRSS, VmHWM) of /proc/self/status in KiB.
+func procKB(t *testing.T, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no %s in /proc/self/status", field)
+	return 0
+}
+
+// peakGrowth runs f and returns the growth of the process's peak RSS
+// over its RSS before (the peak reset first), in MiB, and what f says.
+func peakGrowth(t *testing.T, f func() string) (int64, string) {
+	t.Helper()
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Skipf("cannot reset the peak RSS: %v", err)
+	}
+	before := procKB(t, "VmRSS")
+	out := f()
+	return (procKB(t, "VmHWM") - before) >> 10, out
+}
+
+// h2c is an HTTP/2 client of plaintext gRPC, as Curio's is.
+func h2c() *http2.Transport {
+	return &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+}
+
+// call sends one gRPC call of method with body (a framed message) and
+// returns its grpc-status code and message, or the transport's error.
+func call(t *testing.T, ctx context.Context, tr *http2.Transport, addr, method string, body io.Reader) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+method, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("content-type", "application/grpc")
+	req.Header.Set("te", "trailers")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return "transport error: " + err.Error()
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.Trailer.Get("grpc-status") + resp.Header.Get("grpc-status") + " " + resp.Trailer.Get("grpc-message") + resp.Header.Get("grpc-message")
+}
+
+// sendProves sends n concurrent Prove calls of size bytes each to addr,
+// over one HTTP/2 connection as Curio's client does, and counts their
+// grpc-status codes.
+func sendProves(t *testing.T, addr string, n, size int) string {
+	t.Helper()
+	tr := h2c()
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	codes := map[string]int{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, _, _ := strings.Cut(call(t, ctx, tr, addr, cuzkpb.ProvingEngine_Prove_FullMethodName, proveBody(size)), " ")
+			mu.Lock()
+			codes[code]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return fmt.Sprint(codes)
+}
+
+// Request memory is a budget: 8 concurrent requests over the message
+// limit are refused by their length prefix, unread, and 8 under it are
+// read as the default budget allows, one at a time; the process's peak
+// RSS shows it (before: +4,654 MiB and +2,655 MiB).
+func TestRequestMemoryBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 8 x 200 MiB and 8 x 110 MiB")
+	}
+	l, err := Listen("127.0.0.1:0", ListenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, l, New(Config{AdmissionWait: 4 * time.Minute, Schemes: registry.Schemes(registry.Options{})}), nil)
+	}()
+	defer func() { stop(); <-done }()
+
+	growth, codes := peakGrowth(t, func() string { return sendProves(t, l.Addr().String(), 8, 200<<20) })
+	t.Logf("8 concurrent 200 MiB Proves: peak RSS +%d MiB; grpc-status %s", growth, codes)
+	if codes != "map[8:8]" { // ResourceExhausted
+		t.Errorf("8 x 200 MiB: grpc-status %s, want 8 ResourceExhausted (8)", codes)
+	}
+	if growth > 128 {
+		t.Errorf("8 x 200 MiB refused by their length: peak RSS +%d MiB", growth)
+	}
+
+	size := MaxMessageBytes - 2<<20
+	growth, codes = peakGrowth(t, func() string { return sendProves(t, l.Addr().String(), 8, size) })
+	t.Logf("8 concurrent %d MiB Proves, budget %d MiB (default): peak RSS +%d MiB; grpc-status %s", size>>20, DefaultRequestBudget>>20, growth, codes)
+	if codes != "map[0:8]" { // answered: a FAILED result (not a C1)
+		t.Errorf("8 x %d MiB: grpc-status %s, want 8 answered", size>>20, codes)
+	}
+	// Before: +2,655 MiB (8 read at once, each costing 3 times its size,
+	// and the heap doubling before a collection).
+	if limit := int64(5 * DefaultRequestBudget >> 21); growth > limit {
+		t.Errorf("8 x %d MiB under the %d MiB budget: peak RSS +%d MiB, over %d", size>>20, DefaultRequestBudget>>20, growth, limit)
+	}
+}
+
+// A call that finds the budget taken (here by a client that opened a
+// Prove and sends nothing) waits the admission wait, then is refused with
+// ResourceExhausted naming the budget; the silent client is cut off after
+// the read timeout, and its share comes back.
+func TestRequestBudgetRefuses(t *testing.T) {
+	l, err := Listen("127.0.0.1:0", ListenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	srv := New(Config{Schemes: registry.Schemes(registry.Options{}), RequestBudget: 1 << 20, AdmissionWait: 200 * time.Millisecond, ReadTimeout: 3 * time.Second})
+	go func() { done <- Serve(ctx, l, srv, nil) }()
+	defer func() { stop(); <-done }()
+	tr := h2c()
+	defer tr.CloseIdleConnections()
+	await := func(body io.Reader) string {
+		return call(t, ctx, tr, l.Addr().String(), cuzkpb.ProvingEngine_AwaitProof_FullMethodName, body)
+	}
+	silent, w := io.Pipe()
+	defer w.Close()
+	first := make(chan string, 1)
+	go func() { first <- await(silent) }()
+	for srv.budget.sem.TryAcquire(1) { // until the silent call holds the budget
+		srv.budget.sem.Release(1)
+		time.Sleep(10 * time.Millisecond)
+	}
+	empty := []byte{0, 0, 0, 0, 0} // an AwaitProofRequest with no fields
+	if got := await(bytes.NewReader(empty)); !strings.HasPrefix(got, "8 ") || !strings.Contains(got, "request memory") {
+		t.Errorf("a call while the budget is taken: %q, want ResourceExhausted (8) naming the request memory", got)
+	}
+	if got := <-first; !strings.HasPrefix(got, "4 ") { // DeadlineExceeded
+		t.Errorf("the silent call: %q, want DeadlineExceeded (4) after the read timeout", got)
+	}
+	if got := await(bytes.NewReader(empty)); strings.HasPrefix(got, "8 ") {
+		t.Errorf("a call after the silent one was cut off: %q", got)
+	}
+}
