@@ -51,6 +51,9 @@ type Config struct {
 	EarlyG2       bool
 	// DeviceMemory caps each cuda device's memory use (gpu.WithDeviceMemory).
 	DeviceMemory int64
+	// DeviceType is the cuda backend's icicle device type
+	// (gpu.WithDeviceType; empty: CUDA).
+	DeviceType   string
 	WitnessTTL   time.Duration    // idle witnesses are dropped after it (0: 15m)
 	DrainTimeout time.Duration    // on stop, time given to witnesses in memory to finish (0: 2m)
 	ParamsDir    string           // local parameter cache

@@ -237,7 +237,7 @@ func AddHost(fs *flag.FlagSet) (func() (activities.Config, error), error) {
 			return c, fmt.Errorf("--device-memory %d: a byte count, 0 for the default", dv.DeviceMemory)
 		}
 		c.Devices, c.ParamsDir, c.Backend, c.CPUDevices, c.EarlyG2 = ids, dv.Params, dv.Backend, dv.CPUDevices, dv.EarlyG2
-		c.DeviceMemory = dv.DeviceMemory
+		c.DeviceMemory, c.DeviceType = dv.DeviceMemory, dv.DeviceType
 		c.Roles = split(*roles)
 		c.Profiles = split(*profiles)
 		return c, nil
