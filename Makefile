@@ -31,7 +31,7 @@ test:
 
 # The cuda-tagged code (gpu/cuda.go over icicle) without a GPU: every
 # cuda-tagged test on ICICLE's CPU backend, built from the icicle-gnark
-# module's own source (cmake, g++; cached under .c2flow/icicle-cpu). It
+# module's own source (cmake, clang; cached under .c2flow/icicle-cpu). It
 # proves the glue, not the kernels or speed (docs/prover.md).
 test-icicle:
 	prefix=$$(scripts/icicle-cpu.sh) && \

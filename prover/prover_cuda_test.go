@@ -14,7 +14,7 @@ import (
 
 // Proofs whose device phase ran on the GPU verify with gnark's verifier.
 // Under make test-icicle ($C2FLOW_ICICLE_DEVICE=CPU) the device is
-// icicle's CPU backend, whose MSMs are some 30 times slower than
+// ICICLE's CPU backend, whose MSMs are several times slower than
 // gnark-crypto's: it proves the 2KiB sector (one partition) only, which
 // runs every step of the device phase; a GPU proves 32KiB's four
 // partitions too, the bases resident across partitions.
