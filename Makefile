@@ -5,7 +5,7 @@ BIN := bin
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build demo test vet bench clean deploy-env proto
+.PHONY: build demo test test-icicle vet bench clean deploy-env proto
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -28,6 +28,14 @@ test:
 	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -count=1 -timeout 30m -json ./... 2>&1 | \
 		.c2flow/testreport -log .c2flow/test.log; \
 		rc=$$?; echo "full test log: .c2flow/test.log"; exit $$rc
+
+# The cuda-tagged code (gpu/cuda.go over icicle) without a GPU: every
+# cuda-tagged test on ICICLE's CPU backend, built from the icicle-gnark
+# module's own source (cmake, clang; cached under .c2flow/icicle-cpu). It
+# proves the glue, not the kernels or speed (docs/prover.md).
+test-icicle:
+	prefix=$$(scripts/icicle-cpu.sh) && \
+		C2FLOW_PARAMS=$(CURDIR)/.c2flow/params scripts/test-icicle.sh CPU "$$prefix"
 
 vet:
 	gofmt -l . | (! grep .) && $(GO) vet ./...

@@ -30,7 +30,7 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 		return Deps{}, err
 	}
 	slots, err := gpu.NewBackendSlots(backendName(cfg.Backend), cfg.Devices, cfg.CPUDevices,
-		gpu.WithDeviceMemory(cfg.DeviceMemory), gpu.WithCUDALogger(cfg.Log))
+		gpu.WithDeviceMemory(cfg.DeviceMemory), gpu.WithDeviceType(cfg.DeviceType), gpu.WithCUDALogger(cfg.Log))
 	if err != nil {
 		return Deps{}, err
 	}

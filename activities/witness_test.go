@@ -246,8 +246,13 @@ func TestHostQuarantinesAFaultyDevice(t *testing.T) {
 	if err != nil || out.Device != "cpu/1" {
 		t.Fatalf("the next partition: %+v, %v", out, err)
 	}
-	// The last device too: the host stops taking synthesis.
-	slots.Fail(slots.Devices()[1], errors.New("lost"))
+	// The last device too (a fault of its own, through the one way to a
+	// device): the host stops taking synthesis.
+	if _, err := slots.Run(context.Background(), gpu.Order{}, func(dev gpu.Held) error {
+		return gpu.Faulted(dev, errors.New("lost"))
+	}); err == nil || slots.Healthy() != 0 {
+		t.Fatalf("the last device's fault: %v, %d healthy", err, slots.Healthy())
+	}
 	if _, err := device(2); err == nil {
 		t.Fatal("a device phase with every device quarantined succeeded")
 	}

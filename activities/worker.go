@@ -51,6 +51,9 @@ type Config struct {
 	FinalizeSlots int    // concurrent finalizes (0: one per device)
 	// DeviceMemory caps each cuda device's memory use (gpu.WithDeviceMemory).
 	DeviceMemory int64
+	// DeviceType is the cuda backend's icicle device type
+	// (gpu.WithDeviceType; empty: CUDA).
+	DeviceType   string
 	WitnessTTL   time.Duration    // idle witnesses are dropped after it (0: 15m)
 	DrainTimeout time.Duration    // on stop, time given to witnesses in memory to finish (0: 2m)
 	StatsFile    string           // if set, JSON stats are written here every second and at exit

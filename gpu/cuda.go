@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -53,6 +54,7 @@ func loadICICLE() error {
 // where the wrapper allows it.
 type CUDA struct {
 	id     int
+	typ    string // icicle's device type: DeviceCUDA, or DeviceCPU in tests
 	device icicle_runtime.Device
 	log    *slog.Logger
 	mu     sync.Mutex
@@ -81,70 +83,108 @@ type basesKey struct {
 	n     int
 }
 
-// NewCUDA opens CUDA device id.
-func NewCUDA(id int, opts ...CUDAOption) (*CUDA, error) {
-	var cfg cudaConfig
+func (cfg *cudaConfig) apply(opts []CUDAOption) error {
 	for _, o := range opts {
-		o(&cfg)
+		o(cfg)
 	}
 	if cfg.log == nil {
 		cfg.log = slog.New(slog.DiscardHandler)
 	}
+	t, err := ParseDeviceType(cfg.deviceType)
+	cfg.deviceType = t
+	return err
+}
+
+// deviceName names an icicle device in logs and slots: "cuda/0" for a
+// GPU, "icicle-cpu/0" for icicle's CPU backend (never to be mistaken for
+// the gnark-crypto backend's "cpu/0").
+func deviceName(typ string, id int) string {
+	if typ == DeviceCUDA {
+		return fmt.Sprintf("cuda/%d", id)
+	}
+	return fmt.Sprintf("icicle-%s/%d", strings.ToLower(typ), id)
+}
+
+// NewCUDA opens icicle device id, a GPU unless WithDeviceType says
+// otherwise.
+func NewCUDA(id int, opts ...CUDAOption) (*CUDA, error) {
+	var cfg cudaConfig
+	if err := cfg.apply(opts); err != nil {
+		return nil, err
+	}
 	if err := loadICICLE(); err != nil {
 		return nil, err
 	}
-	dev := icicle_runtime.CreateDevice("CUDA", id)
+	name := deviceName(cfg.deviceType, id)
+	dev := icicle_runtime.CreateDevice(cfg.deviceType, id)
 	if !icicle_runtime.IsDeviceAvailable(&dev) {
-		return nil, fmt.Errorf("cuda device %d is not available", id)
+		return nil, fmt.Errorf("icicle device %s (type %s) is not available", name, cfg.deviceType)
 	}
-	c := &CUDA{id: id, device: dev, log: cfg.log.With("device", fmt.Sprintf("cuda/%d", id)),
+	c := &CUDA{id: id, typ: cfg.deviceType, device: dev, log: cfg.log.With("device", name),
 		bases: map[basesKey]icicle_core.DeviceSlice{}, streamed: map[basesKey]bool{}, limit: cfg.deviceMemory}
 	var free, total uint
+	reported := true
 	if err := c.run(func() error {
 		m, e := icicle_runtime.GetAvailableMemory()
-		if e != icicle_runtime.Success {
+		switch {
+		case e == icicle_runtime.ApiNotImplemented && c.typ != DeviceCUDA:
+			reported = false // icicle's CPU backend has no device memory to report
+		case e != icicle_runtime.Success:
 			return ierr("available memory", e)
+		default:
+			free, total = m.Free, m.Total
 		}
-		free, total = m.Free, m.Total
 		return nil
 	}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("icicle device %s: %w", name, err)
+	}
+	if !reported {
+		if c.limit <= 0 {
+			c.limit = UnreportedDeviceMemory
+		}
+		c.log.Info("device memory", "type", c.typ, "limit_bytes", c.limit, "free_unreported", true)
+		return c, nil
 	}
 	if c.limit <= 0 {
 		c.limit = int64(free) - deviceMargin
 	}
 	if c.limit <= 0 {
-		return nil, fmt.Errorf("cuda device %d: %d bytes free, less than the %d-byte margin", id, free, deviceMargin)
+		return nil, fmt.Errorf("icicle device %s: %d bytes free, less than the %d-byte margin", name, free, deviceMargin)
 	}
-	c.log.Info("cuda device memory", "limit_bytes", c.limit, "free_bytes", free, "total_bytes", total)
+	c.log.Info("device memory", "type", c.typ, "limit_bytes", c.limit, "free_bytes", free, "total_bytes", total)
 	return c, nil
 }
 
-// CUDADeviceCount is the number of visible CUDA devices.
-func CUDADeviceCount() (int, error) {
+// deviceCount is the number of visible icicle devices of type typ.
+func deviceCount(typ string) (int, error) {
 	if err := loadICICLE(); err != nil {
 		return 0, err
 	}
-	dev := icicle_runtime.CreateDevice("CUDA", 0)
+	dev := icicle_runtime.CreateDevice(typ, 0)
 	if e := icicle_runtime.SetDevice(&dev); e != icicle_runtime.Success {
-		return 0, fmt.Errorf("cuda: %s", e.AsString())
+		return 0, fmt.Errorf("icicle device type %s: %s", typ, e.AsString())
 	}
 	n, e := icicle_runtime.GetDeviceCount()
 	if e != icicle_runtime.Success {
-		return 0, fmt.Errorf("cuda: device count: %s", e.AsString())
+		return 0, fmt.Errorf("icicle device type %s: device count: %s", typ, e.AsString())
 	}
 	return n, nil
 }
 
-// CUDASlots returns one slot per listed device (all visible if none).
+// CUDASlots returns one slot per listed device (all visible if none) of
+// the type WithDeviceType gives (CUDA by default).
 func CUDASlots(ids []int, opts ...CUDAOption) (*Slots, error) {
 	if len(ids) == 0 {
-		n, err := CUDADeviceCount()
+		var cfg cudaConfig
+		if err := cfg.apply(opts); err != nil {
+			return nil, err
+		}
+		n, err := deviceCount(cfg.deviceType)
 		if err != nil {
 			return nil, err
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("cuda: no device visible")
+			return nil, fmt.Errorf("icicle device type %s: no device visible", cfg.deviceType)
 		}
 		for i := 0; i < n; i++ {
 			ids = append(ids, i)
@@ -162,7 +202,7 @@ func CUDASlots(ids []int, opts ...CUDAOption) (*Slots, error) {
 }
 
 // Name implements Backend.
-func (c *CUDA) Name() string { return fmt.Sprintf("cuda/%d", c.id) }
+func (c *CUDA) Name() string { return deviceName(c.typ, c.id) }
 
 // run executes f on the device: icicle binds a device to an OS thread.
 func (c *CUDA) run(f func() error) error {
@@ -175,7 +215,7 @@ func ierr(what string, e icicle_runtime.EIcicleError) error {
 	if e == icicle_runtime.Success {
 		return nil
 	}
-	return fmt.Errorf("cuda: %s: %s", what, e.AsString())
+	return fmt.Errorf("icicle: %s: %s", what, e.AsString())
 }
 
 // resident returns the device copy of a base slice, uploading it (and

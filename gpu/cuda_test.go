@@ -5,20 +5,50 @@ package gpu
 import (
 	"context"
 	"math/big"
+	"os"
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	icicle_runtime "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/runtime"
 )
+
+// openTest opens device 0 of the type $C2FLOW_ICICLE_DEVICE names (make
+// test-icicle: CPU, icicle's CPU backend; unset: CUDA, a GPU).
+func openTest(t *testing.T, opts ...CUDAOption) *CUDA {
+	t.Helper()
+	d, err := NewCUDA(0, append(opts, WithDeviceType(os.Getenv(DeviceTypeEnv)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("icicle device %s", d.Name())
+	return d
+}
+
+// Every icicle call runs on the OS thread RunOnDevice pinned to this
+// device: the thread's active device is the one opened.
+func TestCUDAPinsItsDevice(t *testing.T) {
+	gpu := openTest(t)
+	err := gpu.run(func() error {
+		d, e := icicle_runtime.GetActiveDevice()
+		if err := ierr("active device", e); err != nil {
+			return err
+		}
+		if d.GetDeviceType() != gpu.typ || d.Id != int32(gpu.id) {
+			t.Errorf("active device %s/%d, opened %s", d.GetDeviceType(), d.Id, gpu.Name())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
 
 // The CUDA backend agrees with the CPU backend on MSMs and every NTT the
 // device phase uses.
 func TestCUDAMatchesCPU(t *testing.T) {
-	gpu, err := NewCUDA(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu := openTest(t)
 	cpu := &CPU{}
 	ctx := context.Background()
 	const n = 1 << 12
@@ -67,10 +97,7 @@ func TestCUDAMatchesCPU(t *testing.T) {
 // are streamed in chunks, and the MSM still agrees with the CPU's.
 func TestCUDAStreamedMatchesCPU(t *testing.T) {
 	const n = 1 << 12
-	gpu, err := NewCUDA(0, WithDeviceMemory(300*(g1AffineBytes+scalarBytes)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu := openTest(t, WithDeviceMemory(300*(g1AffineBytes+scalarBytes)))
 	ctx := context.Background()
 	points, scalars := randomMSM(n)
 	want, _ := (&CPU{}).MSMG1(ctx, points, scalars)

@@ -51,7 +51,7 @@ func Faulted(dev Backend, err error) error {
 // The Use is filled in whenever a slot was acquired, even if f failed.
 func (s *Slots) Run(ctx context.Context, o Order, f func(Held) error) (Use, error) {
 	tq := time.Now()
-	dev, err := s.AcquireOrder(ctx, o)
+	dev, err := s.acquireOrder(ctx, o)
 	if err != nil {
 		return Use{}, fmt.Errorf("waiting for a device: %w", err)
 	}
@@ -60,9 +60,9 @@ func (s *Slots) Run(ctx context.Context, o Order, f func(Held) error) (Use, erro
 	use := Use{Device: dev.Name(), Start: h.Start, Queue: h.Queue, Busy: time.Since(h.Start)}
 	var fault *Fault
 	if errors.As(err, &fault) && ctx.Err() == nil {
-		s.Fail(dev, err)
+		s.fail(dev, err)
 		return use, err
 	}
-	s.Release(dev)
+	s.release(dev)
 	return use, err
 }

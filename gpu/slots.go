@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// ErrNoHealthyDevice is returned by Acquire when every device of the pool
-// has been quarantined.
+// ErrNoHealthyDevice is returned by Run when every device of the pool has
+// been quarantined.
 var ErrNoHealthyDevice = errors.New("no healthy device: every device is quarantined")
 
 // Slots is a pool of devices, one slot each: the device phase of a
@@ -61,7 +61,7 @@ func (o Order) Less(p Order) bool {
 type waiter struct {
 	order   Order
 	arrival uint64
-	got     chan Backend // buffered: Release never blocks
+	got     chan Backend // buffered: release never blocks
 	index   int          // in the heap; -1 once served or removed
 }
 
@@ -133,15 +133,15 @@ func (s *Slots) Waiting() int {
 	return len(s.waiters)
 }
 
-// Acquire waits for a free device in arrival order (see AcquireOrder).
-func (s *Slots) Acquire(ctx context.Context) (Backend, error) {
-	return s.AcquireOrder(ctx, Order{})
+// acquire waits for a free device in arrival order (see acquireOrder).
+func (s *Slots) acquire(ctx context.Context) (Backend, error) {
+	return s.acquireOrder(ctx, Order{})
 }
 
-// AcquireOrder waits for a free device, the context's end, or the
+// acquireOrder waits for a free device, the context's end, or the
 // quarantine of the last healthy device. Among waiters the lowest Order is
 // served first.
-func (s *Slots) AcquireOrder(ctx context.Context, o Order) (Backend, error) {
+func (s *Slots) acquireOrder(ctx context.Context, o Order) (Backend, error) {
 	s.mu.Lock()
 	if s.healthy == 0 {
 		s.mu.Unlock()
@@ -177,7 +177,7 @@ func (s *Slots) AcquireOrder(ctx context.Context, o Order) (Backend, error) {
 			s.mu.Unlock()
 		} else {
 			s.mu.Unlock()
-			s.Release(<-w.got)
+			s.release(<-w.got)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -191,8 +191,8 @@ func (s *Slots) unhold(d Backend) {
 	delete(s.since, d.Name())
 }
 
-// Release returns a device to the pool, handing it to the first waiter.
-func (s *Slots) Release(d Backend) {
+// release returns a device to the pool, handing it to the first waiter.
+func (s *Slots) release(d Backend) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, held := s.since[d.Name()]; held {
@@ -207,9 +207,9 @@ func (s *Slots) Release(d Backend) {
 	s.free = append(s.free, d)
 }
 
-// Fail quarantines a device that returned err: it is not returned to the
+// fail quarantines a device that returned err: it is not returned to the
 // pool, and work goes to the others.
-func (s *Slots) Fail(d Backend, err error) {
+func (s *Slots) fail(d Backend, err error) {
 	s.mu.Lock()
 	s.unhold(d)
 	if _, ok := s.quarantined[d.Name()]; !ok {

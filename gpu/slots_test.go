@@ -24,16 +24,16 @@ func TestQuarantine(t *testing.T) {
 	ctx := context.Background()
 	seen := map[string]bool{}
 	for i := 0; i < 4; i++ {
-		d, err := s.Acquire(ctx)
+		d, err := s.acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		seen[d.Name()] = true
 		if _, err := d.MSMG1(ctx, nil, nil); err != nil {
-			s.Fail(d, err)
+			s.fail(d, err)
 			continue
 		}
-		s.Release(d)
+		s.release(d)
 	}
 	q := s.Quarantined()
 	if len(q) != 1 || q["broken/0"] == "" || !seen["cpu/1"] {
@@ -41,17 +41,17 @@ func TestQuarantine(t *testing.T) {
 	}
 	// Only the healthy device is handed out now.
 	for i := 0; i < 3; i++ {
-		d, err := s.Acquire(ctx)
+		d, err := s.acquire(ctx)
 		if err != nil || d.Name() != "cpu/1" {
 			t.Fatalf("acquired %v, %v", d, err)
 		}
-		s.Release(d)
+		s.release(d)
 	}
-	d, _ := s.Acquire(ctx)
-	s.Fail(d, errors.New("also lost"))
+	d, _ := s.acquire(ctx)
+	s.fail(d, errors.New("also lost"))
 	ctx2, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	if _, err := s.Acquire(ctx2); !errors.Is(err, ErrNoHealthyDevice) {
+	if _, err := s.acquire(ctx2); !errors.Is(err, ErrNoHealthyDevice) {
 		t.Fatalf("all devices quarantined: %v", err)
 	}
 	if s.Healthy() != 0 {
@@ -64,7 +64,7 @@ func TestQuarantine(t *testing.T) {
 func TestAcquireOrder(t *testing.T) {
 	s := NewSlots(&CPU{ID: 0})
 	ctx := context.Background()
-	d, err := s.Acquire(ctx)
+	d, err := s.acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,13 +78,13 @@ func TestAcquireOrder(t *testing.T) {
 	served := make(chan int, len(orders))
 	for i, o := range orders {
 		go func() {
-			d, err := s.AcquireOrder(ctx, o)
+			d, err := s.acquireOrder(ctx, o)
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			served <- i
-			s.Release(d)
+			s.release(d)
 		}()
 		for s.Waiting() != i+1 { // arrivals in slice order
 			time.Sleep(time.Millisecond)
@@ -93,7 +93,7 @@ func TestAcquireOrder(t *testing.T) {
 	// A canceled waiter leaves without a device and without blocking others.
 	cctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
-	go func() { _, err := s.AcquireOrder(cctx, Order{}); errc <- err }()
+	go func() { _, err := s.acquireOrder(cctx, Order{}); errc <- err }()
 	for s.Waiting() != len(orders)+1 {
 		time.Sleep(time.Millisecond)
 	}
@@ -101,7 +101,7 @@ func TestAcquireOrder(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled waiter: %v", err)
 	}
-	s.Release(d)
+	s.release(d)
 	want := []int{2, 4, 3, 1, 0}
 	for k, w := range want {
 		if got := <-served; got != w {

@@ -262,7 +262,7 @@ func AddHost(fs *flag.FlagSet) (func() (Host, error), error) {
 		}
 		c.Devices, c.Backend, c.CPUDevices = ids, dv.Backend, dv.CPUDevices
 		keys.ParamsDir, keys.EarlyG2 = dv.Params, dv.EarlyG2
-		c.DeviceMemory = dv.DeviceMemory
+		c.DeviceMemory, c.DeviceType = dv.DeviceMemory, dv.DeviceType
 		c.Roles = split(*roles)
 		c.Profiles = split(*profiles)
 		return Host{Config: c, Keys: keys}, nil

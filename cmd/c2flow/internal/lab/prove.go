@@ -37,7 +37,7 @@ func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prov
 		return nil, nil, nil, err
 	}
 	// Devices first: a build without CUDA says so before any setup runs.
-	slots, err := f.Slots()
+	slots, err := f.Slots(log)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -131,7 +131,7 @@ func RunProve(ctx context.Context, args []string) error {
 		return fmt.Errorf("prove: %w", err)
 	}
 	// Devices first: a build without CUDA says so before any key loads.
-	slots, err := pf.Slots()
+	slots, err := pf.Slots(log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,89 @@
+//go:build cuda
+
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/params/paramstest"
+)
+
+// c2flow prove --backend cuda logs, at info, the device's memory when it
+// opens (type, limit) and, once per base set, whether the bases are
+// resident or streamed, and still proves (its C2 is verified before it is
+// written). The device is $C2FLOW_ICICLE_DEVICE's (make test-icicle: CPU,
+// ICICLE's CPU backend). --device-memory holds the A bases and their
+// scalars only: A is resident, the larger B, K and H sets are streamed.
+func TestCUDAProveLogsDeviceMemory(t *testing.T) {
+	ctx := context.Background()
+	typ, err := gpu.ParseDeviceType(os.Getenv(gpu.DeviceTypeEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := paramstest.Keys(t, "2KiB") // made once, under the lock the test packages share
+	pk := keys.PK
+	// On the device an affine point is two 48-byte coordinates.
+	const pointBytes, scalarBytes = 2 * 48, fr.Bytes
+	limit := int64(len(pk.G1.A)) * (pointBytes + scalarBytes)
+	for _, set := range [][]curve.G1Affine{pk.G1.B, pk.G1.K, pk.G1.Z} {
+		if int64(len(set))*(pointBytes+scalarBytes) <= limit-int64(len(pk.G1.A))*pointBytes {
+			t.Fatalf("a base set of %d points would fit beside A's %d: the limit streams nothing", len(set), len(pk.G1.A))
+		}
+	}
+
+	dir := t.TempDir()
+	if err := RunSeal(ctx, []string{"--profile", "2KiB", "--sectors", "1", "--out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	c1, out := filepath.Join(dir, "1.c1.json"), filepath.Join(dir, "1.c2")
+	stderr, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command logs to os.Stderr.
+	saved := os.Stderr
+	os.Stderr = stderr
+	err = RunProve(ctx, []string{"--c1", c1, "--out", out, "--params", paramstest.Dir(), "--backend", "cuda", "--devices", "0",
+		"--device-memory", fmt.Sprint(limit), "--log-level", "info"})
+	os.Stderr = saved
+	stderr.Close()
+	logged, rerr := os.ReadFile(stderr.Name())
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	t.Logf("c2flow prove's stderr:\n%s", logged)
+	if err != nil {
+		t.Fatalf("prove --backend cuda on %s: %v", typ, err)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("no verified C2 written: %v", err)
+	}
+	log := string(logged)
+	for _, want := range []string{
+		fmt.Sprintf(`msg="device memory" device=\S+/0 type=%s limit_bytes=%d `, typ, limit),
+		fmt.Sprintf(`msg="msm bases resident on the device" device=\S+/0 points=%d `, len(pk.G1.A)),
+	} {
+		if !regexp.MustCompile(want).MatchString(log) {
+			t.Errorf("the log lacks %q", want)
+		}
+	}
+	streamed := regexp.MustCompile(`msg="msm bases streamed in chunks \(they do not fit the device memory limit\)" device=\S+/0 points=(\d+) `).FindAllStringSubmatch(log, -1)
+	got := map[string]bool{}
+	for _, m := range streamed {
+		got[m[1]] = true
+	}
+	for _, set := range [][]curve.G1Affine{pk.G1.B, pk.G1.K, pk.G1.Z} {
+		if !got[fmt.Sprint(len(set))] {
+			t.Errorf("no streamed line for the base set of %d points (streamed: %v)", len(set), streamed)
+		}
+	}
+}
