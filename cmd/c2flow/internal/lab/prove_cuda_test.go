@@ -14,7 +14,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/params/paramstest"
+	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 )
 
 // c2flow prove --backend cuda logs, at info, the device's memory when it
