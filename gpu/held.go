@@ -36,10 +36,11 @@ func (f *Fault) Error() string { return fmt.Sprintf("device %s: %v", f.Device, f
 func (f *Fault) Unwrap() error { return f.Err }
 
 // Faulted wraps err, an error of an operation on dev, as a Fault; nil
-// stays nil.
+// stays nil, and so does a canceled or expired context's error: an
+// operation that was stopped says nothing of the device.
 func Faulted(dev Backend, err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
 	}
 	return &Fault{Device: dev.Name(), Err: err}
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -29,6 +30,16 @@ func TestRunQuarantinesOnFault(t *testing.T) {
 	})
 	if err == nil || len(s.Quarantined()) != 0 || s.Healthy() != 2 {
 		t.Fatalf("a canceled operation: err %v, quarantined %v", err, s.Quarantined())
+	}
+	// A context error from an operation is no fault either, even where
+	// Run's own context is alive (the phase's context ended first: a lost
+	// heartbeat, a stalled host).
+	for _, cerr := range []error{context.Canceled, context.DeadlineExceeded} {
+		_, err = s.Run(ctx, Order{}, func(dev Held) error { return Faulted(dev, fmt.Errorf("H: %w", cerr)) })
+		var f *Fault
+		if errors.As(err, &f) || !errors.Is(err, cerr) || len(s.Quarantined()) != 0 {
+			t.Fatalf("an operation stopped by %v: err %v, quarantined %v", cerr, err, s.Quarantined())
+		}
 	}
 	// The device's own failure: quarantined, and only the healthy one is
 	// handed out from then on.
