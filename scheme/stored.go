@@ -40,7 +40,11 @@ func (s Set) LoadSector(ctx context.Context, store *storage.Store, ref job.Secto
 		return nil, 0, fmt.Errorf("read the input of %s: %w", ref, err)
 	}
 	if size > limit {
-		return nil, 0, fmt.Errorf("the input object has %d bytes, a %s input at most %d: %w", size, ref.Profile, limit, ErrBadInput)
+		proof := ref.Profile
+		if proof == "" {
+			proof = sc.Name()
+		}
+		return nil, 0, fmt.Errorf("(file): the object has %d bytes, a %s input at most %d: %w", size, proof, limit, ErrBadInput)
 	}
 	raw, err := store.GetC1(ctx, ref)
 	switch {
