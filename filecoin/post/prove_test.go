@@ -2,6 +2,7 @@ package post
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -17,50 +18,10 @@ import (
 	"github.com/c2flow/c2flow/prover"
 )
 
-// postKeys is a development setup of a PoSt circuit (the fast setup path,
-// cached by the circuit's digest in the tests' setup cache), as the split
-// prover and Filecoin's verifier take it.
+// postKeys is a development setup of a PoSt circuit (fctest.DevKeys).
 func postKeys(t testing.TB, s circuit.PoStShape) (*prover.Prover, *groth.PreparedVerifyingKey) {
 	t.Helper()
-	shape := r1cs.NewShape()
-	if err := circuit.SynthesizePoSt(shape, s, nil); err != nil {
-		t.Fatal(err)
-	}
-	shape.AppendInputConstraints()
-	if err := shape.Err(); err != nil {
-		t.Fatal(err)
-	}
-	digest, err := shape.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	files, made, err := groth.DevSetup(context.Background(), fctest.Setups(), shape, digest, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("development setup of %v (%d constraints): %v (made %v)", s, shape.NumConstraints(), time.Since(t0).Round(time.Millisecond), made)
-	p, err := groth.ReadParamsFile(files.Params, groth.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fvk, err := groth.ReadVerifyingKeyFile(files.VK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := groth.DensityOf(shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := p.ToGnark(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := prover.New(&prover.Keys{Digest: digest[:16], NbPublic: s.NumInputs(), PK: pk, VK: vk}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pr, fvk.Prepare()
+	return fctest.DevKeys(t, fmt.Sprint(s), s.NumInputs(), func(cs *r1cs.Shape) error { return circuit.SynthesizePoSt(cs, s, nil) })
 }
 
 // A 2KiB window partition (two sectors) and a 2KiB winning proof, proved

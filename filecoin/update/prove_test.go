@@ -2,6 +2,7 @@ package update
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,51 +17,10 @@ import (
 	"github.com/c2flow/c2flow/prover"
 )
 
-// updateKeys is a development setup of the 2KiB update circuit (the fast
-// setup path, cached by the circuit's digest in the tests' setup cache),
-// as the split prover and Filecoin's verifier take it.
+// updateKeys is a development setup of the update circuit (fctest.DevKeys).
 func updateKeys(t testing.TB, s circuit.UpdateShape) (*prover.Prover, *groth.PreparedVerifyingKey) {
 	t.Helper()
-	shape := r1cs.NewShape()
-	if err := circuit.SynthesizeUpdate(shape, s, nil); err != nil {
-		t.Fatal(err)
-	}
-	shape.AppendInputConstraints()
-	if err := shape.Err(); err != nil {
-		t.Fatal(err)
-	}
-	digest, err := shape.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	files, made, err := groth.DevSetup(context.Background(), fctest.Setups(), shape, digest, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("development setup of the %d-node update circuit (%d constraints): %v (made %v)", s.SectorNodes, shape.NumConstraints(), time.Since(t0).Round(time.Millisecond), made)
-	p, err := groth.ReadParamsFile(files.Params, groth.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fvk, err := groth.ReadVerifyingKeyFile(files.VK) // ToGnark takes p's points, the VK's too
-	if err != nil {
-		t.Fatal(err)
-	}
-	pvk := fvk.Prepare()
-	d, err := groth.DensityOf(shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := p.ToGnark(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := prover.New(&prover.Keys{Digest: digest[:16], NbPublic: 5, PK: pk, VK: vk}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pr, pvk
+	return fctest.DevKeys(t, fmt.Sprintf("the %d-node update circuit", s.SectorNodes), 5, func(cs *r1cs.Shape) error { return circuit.SynthesizeUpdate(cs, s, nil) })
 }
 
 // A 2KiB update partition proved by the split prover under a development
