@@ -27,7 +27,16 @@ type Options struct {
 	PartitionRetries int
 	Timeouts         job.Timeouts
 	Priority         int // 1 (most urgent) to 5; 0: 3
+	// Deadline, where set (a PoSt's), ends the batch and its sectors' work
+	// when it passes (Temporal's workflow execution timeout, continue-as-new
+	// included): a proof too late to use fails, named, rather than taking
+	// devices. A new submission after it starts a new run.
+	Deadline time.Time
 }
+
+// ErrDeadlinePassed is returned by Submit for a batch whose deadline has
+// passed: nothing is started.
+var ErrDeadlinePassed = errors.New("deadline passed")
 
 // Identify reads a C1 file for submission: it decodes and checks the
 // bytes (a Filecoin C1 natively, against the sector's identity) and returns
@@ -105,7 +114,14 @@ func Submit(ctx context.Context, c client.Client, refs []job.SectorRef, o Option
 		return nil, errors.New("batch id is required")
 	}
 	in := job.BatchInput{BatchID: o.BatchID, Sectors: refs, MaxInFlight: o.MaxInFlight, PartitionRetries: o.PartitionRetries, Timeouts: o.Timeouts, Priority: o.Priority}
+	var timeout time.Duration
+	if !o.Deadline.IsZero() {
+		if timeout = time.Until(o.Deadline); timeout <= 0 {
+			return nil, fmt.Errorf("start batch %s: its %w at %s, %v ago: not started", o.BatchID, ErrDeadlinePassed, o.Deadline.UTC().Format(time.RFC3339Nano), -timeout.Round(time.Millisecond))
+		}
+	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		WorkflowExecutionTimeout: timeout,
 		ID:                       job.BatchWorkflowID(o.BatchID),
 		TaskQueue:                job.QueueWorkflow,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,

@@ -32,8 +32,10 @@ import (
 // MaxMessageBytes is the gRPC message limit both ways: what the largest
 // valid request needs, a 64GiB sector's C1 envelope (116,894,444 bytes at
 // most, c1.MaxInputSize), and the request's other fields. Curio's client
-// allows 256 MiB (lib/cuzk/client.go). A forwarded PoSt request is
-// bounded by it too, until c2flow proves PoSt and bounds it by its own.
+// allows 256 MiB (lib/cuzk/client.go). The largest PoSt request, a 32GiB
+// window partition's 2349 vanilla proofs, is about 60 MB (curio's
+// post.vproof, one 32GiB sector's, is 24,960 bytes); each kind's scheme
+// bounds its own entries before it decodes them.
 const MaxMessageBytes = 112 << 20
 
 // Config is what a Server works with.
@@ -130,7 +132,7 @@ func (s *Server) SubmitProof(ctx context.Context, req *cuzkpb.SubmitProofRequest
 	}
 	switch {
 	case s.proves(req.GetProofKind()):
-		j, err := s.start(ctx, req)
+		j, err := s.start(ctx, req, false)
 		if err != nil {
 			var bad *badRequest
 			if errors.As(err, &bad) {
@@ -292,7 +294,7 @@ func (s *Server) forward(k cuzkpb.ProofKind) (cuzkpb.ProvingEngineClient, error)
 // prove is Prove of a kind c2flow proves: a bad request is a FAILED
 // result naming the fault (what Curio reads), anything else an error.
 func (s *Server) prove(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cuzkpb.AwaitProofResponse, error) {
-	j, err := s.start(ctx, req)
+	j, err := s.start(ctx, req, true)
 	// The input is stored (or refused): the wait holds none of it.
 	req.VanillaProof, req.VanillaProofs = nil, nil
 	inputStored(ctx)

@@ -106,10 +106,9 @@ func TestListen(t *testing.T) {
 	}
 }
 
-// Without --forward the kinds c2flow does not prove are refused at once,
-// naming the kind and the flag; an unknown kind is an invalid argument. A
-// SnapDeals request is c2flow's own: a malformed one is a FAILED result
-// naming its fault, never Unimplemented.
+// Every kind of cuzk's is c2flow's own: a malformed SnapDeals or PoSt
+// request is a FAILED result naming its fault, never Unimplemented; an
+// unknown kind is an invalid argument.
 func TestRefusedKinds(t *testing.T) {
 	s := New(Config{Schemes: registry.Schemes(registry.Options{})})
 	ctx := context.Background()
@@ -121,13 +120,18 @@ func TestRefusedKinds(t *testing.T) {
 	if err != nil || !strings.Contains(snap.GetResult().GetErrorMessage(), "registered update proof 9") {
 		t.Errorf("Prove(SNAP_DEALS_UPDATE) of registered proof 9: %v, %v", snap, err)
 	}
-	for _, k := range []cuzkpb.ProofKind{cuzkpb.ProofKind_WINDOW_POST_PARTITION, cuzkpb.ProofKind_WINNING_POST} {
-		_, err := s.Prove(ctx, &cuzkpb.ProveRequest{Submit: &cuzkpb.SubmitProofRequest{ProofKind: k}})
-		if status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), k.String()) || !strings.Contains(err.Error(), "--forward") {
-			t.Errorf("Prove(%v): %v", k, err)
+	// PoSt is c2flow's own too: a malformed request is a FAILED result
+	// (Prove) or InvalidArgument (SubmitProof) naming its fault.
+	for _, tc := range []struct {
+		kind cuzkpb.ProofKind
+		want string
+	}{{cuzkpb.ProofKind_WINDOW_POST_PARTITION, "not a window proof"}, {cuzkpb.ProofKind_WINNING_POST, "randomness: 0 bytes"}} {
+		res, err := s.Prove(ctx, &cuzkpb.ProveRequest{Submit: &cuzkpb.SubmitProofRequest{ProofKind: tc.kind}})
+		if err != nil || res.GetResult().GetStatus() != cuzkpb.AwaitProofResponse_FAILED || !strings.Contains(res.GetResult().GetErrorMessage(), tc.want) {
+			t.Errorf("Prove(%v) of nothing: %v, %v; want FAILED naming %q", tc.kind, res, err, tc.want)
 		}
-		if _, err := s.SubmitProof(ctx, &cuzkpb.SubmitProofRequest{ProofKind: k}); status.Code(err) != codes.Unimplemented {
-			t.Errorf("SubmitProof(%v): %v", k, err)
+		if _, err := s.SubmitProof(ctx, &cuzkpb.SubmitProofRequest{ProofKind: tc.kind}); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("SubmitProof(%v) of nothing: %v", tc.kind, err)
 		}
 	}
 	if _, err := s.Prove(ctx, &cuzkpb.ProveRequest{Submit: &cuzkpb.SubmitProofRequest{ProofKind: 9}}); status.Code(err) != codes.InvalidArgument {

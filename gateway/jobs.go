@@ -32,6 +32,29 @@ type proofJob struct {
 	kind     string
 	ref      job.SectorRef // Profile is the proof
 	priority int           // c2flow's 1 (most urgent) to 5; 0: 3
+	// deadline, for a PoSt, is when its proof is no longer of use: past it
+	// the job fails, named, instead of being proved late.
+	deadline time.Time
+}
+
+// PoStDeadline is a PoSt request's deadline where its call carries none:
+// Curio's default ProveTimeout (lib/cuzk/client.go proveTimeout, [Cuzk]
+// ProveTimeout).
+const PoStDeadline = 30 * time.Minute
+
+// deadlineOf is a request's deadline: none for PoRep and SnapDeals (hours
+// of work, no chain deadline at this scale); for a PoSt, with blocking (a
+// Prove, which waits for the proof) its call's deadline (Curio's Prove sets
+// its ProveTimeout on the call), else PoStDeadline from now (a SubmitProof
+// call's deadline is the submission's, not the proof's).
+func deadlineOf(ctx context.Context, kind string, blocking bool) time.Time {
+	if kind != scheme.KindWindowPoSt && kind != scheme.KindWinningPoSt {
+		return time.Time{}
+	}
+	if d, ok := ctx.Deadline(); ok && blocking {
+		return d
+	}
+	return time.Now().Add(PoStDeadline)
 }
 
 // id encodes the job's id; parseJobID reads it back.
@@ -101,10 +124,15 @@ var requestKinds = map[cuzkpb.ProofKind]string{
 	cuzkpb.ProofKind_WINNING_POST:          scheme.KindWinningPoSt,
 }
 
-// proves says whether a scheme of this gateway admits requests of kind k.
+// proves says whether a scheme of this gateway admits requests of kind k
+// and the operator did not send them elsewhere: with --forward, PoSt
+// kinds go to the cuzk daemon named.
 func (s *Server) proves(k cuzkpb.ProofKind) bool {
 	kind, ok := requestKinds[k]
 	if !ok {
+		return false
+	}
+	if s.cfg.Forward != nil && (kind == scheme.KindWindowPoSt || kind == scheme.KindWinningPoSt) {
 		return false
 	}
 	_, err := s.cfg.Schemes.Admitter(kind)
@@ -115,8 +143,9 @@ func (s *Server) proves(k cuzkpb.ProofKind) bool {
 // kind (scheme.Set.Admit: the identity and native checks `c2flow submit`
 // runs), stores its canonical input content-addressed and starts the
 // sector's batch, or joins it if it runs. Nothing is stored for a bad
-// request.
-func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest) (proofJob, error) {
+// request. blocking says the call waits for the proof (Prove): a PoSt's
+// deadline is then the call's (deadlineOf).
+func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, blocking bool) (proofJob, error) {
 	s.metrics.request(req.GetProofKind())
 	kind, ok := requestKinds[req.GetProofKind()]
 	if !ok {
@@ -133,7 +162,7 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest) (pro
 		}
 		return proofJob{}, err
 	}
-	j := proofJob{kind: kind, ref: ref, priority: priority(req.GetPriority(), req.GetProofKind())}
+	j := proofJob{kind: kind, ref: ref, priority: priority(req.GetPriority(), req.GetProofKind()), deadline: deadlineOf(ctx, kind, blocking)}
 	s.noteRequestID(ctx, req.GetRequestId(), j)
 	if err := s.cfg.Store.PutC1(ctx, ref, raw); err != nil {
 		return proofJob{}, status.Errorf(codes.Unavailable, "c2flow: upload the input of job %s: %v", j.id(), err)
@@ -150,7 +179,10 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest) (pro
 // starts: its lookup finds a stored C2 and checks it, and proves only what
 // is missing or bad.
 func (s *Server) submit(ctx context.Context, j proofJob) error {
-	_, err := batch.Submit(ctx, s.cfg.Temporal, []job.SectorRef{j.ref}, batch.Options{BatchID: j.batchID(), MaxInFlight: 1, Priority: j.priority})
+	_, err := batch.Submit(ctx, s.cfg.Temporal, []job.SectorRef{j.ref}, batch.Options{BatchID: j.batchID(), MaxInFlight: 1, Priority: j.priority, Deadline: j.deadline})
+	if errors.Is(err, batch.ErrDeadlinePassed) {
+		return &badRequest{fmt.Errorf("c2flow: job %s: %w", j.id(), err)}
+	}
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "c2flow: start job %s: %v", j.id(), err)
 	}
@@ -257,6 +289,10 @@ func (s *Server) await(ctx context.Context, j proofJob, timeout time.Duration, r
 					return nil, status.Errorf(codes.NotFound, "job %s: %v (%v)", id, errGone, perr)
 				}
 				return r, nil
+			}
+			var te *temporal.TimeoutError
+			if errors.As(err, &te) {
+				return failed(id, fmt.Errorf("c2flow: job %s: its deadline passed before it was proved (batch %s timed out): not proved late", id, j.batchID())), nil
 			}
 			var ce *temporal.CanceledError
 			if errors.As(err, &ce) {

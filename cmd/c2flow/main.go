@@ -31,7 +31,7 @@ func commands() map[string]cli.Command {
 		"demo":    {Summary: "seal one batch of Filecoin 2KiB and test-scheme sectors, prove it through the embedded stack, verify and summarize", Run: lab.RunDemo},
 		"submit":  {Summary: "upload C1 files and submit them as a batch (--wait to follow it)", Run: pipeline.RunSubmit},
 		"status":  {Summary: "a batch's progress", Run: pipeline.RunStatus},
-		"gateway": {Summary: "serve cuzk's gRPC protocol (Curio's [Cuzk] Address) from the fleet: PoRep C2 and SnapDeals proved by the fleet, WindowPoSt/WinningPoSt forwarded (--forward) or refused", Run: hosting.RunGateway},
+		"gateway": {Summary: "serve cuzk's gRPC protocol (Curio's [Cuzk] Address) from the fleet: PoRep C2, SnapDeals, WindowPoSt and WinningPoSt proved by the fleet (PoSt first; --forward sends PoSt to a cuzk daemon instead)", Run: hosting.RunGateway},
 		"cancel":  {Summary: "cancel a batch: nothing more starts; status then says exactly which C2s were stored", Run: pipeline.RunCancel},
 		"verify":  {Summary: "verify --c1 FILE --proof FILE: check a C2 proof against its C1 with the cached verifying key", Run: lab.RunVerify},
 		"fleet":   {Summary: "the workers polling the shared queues: id, host, roles, devices, budget, as Temporal sees them", Run: pipeline.RunFleet},

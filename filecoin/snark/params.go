@@ -255,7 +255,7 @@ func (s *keyring) locate(ctx context.Context, sp *spec, vkOnly bool) (*located, 
 	_, err = os.Stat(filepath.Join(dir, DevMarker))
 	dev := err == nil
 	if len(listed) > 1 {
-		listed = narrowListed(dir, listed, sp)
+		listed = s.narrowListed(listed, sp)
 	}
 	switch len(listed) {
 	case 1:
@@ -299,22 +299,25 @@ func (s *keyring) locate(ctx context.Context, sp *spec, vkOnly bool) (*located, 
 // narrowListed picks sp's pair of several listed under its prefix and
 // size: PoSt's window and winning circuits of a size share the prefix
 // (Filecoin names both by their cache identifier). The published pair is
-// the one named sp.published; a development setup's is the one whose
-// local .vk has sp's IC points.
-func narrowListed(dir string, listed []string, sp *spec) []string {
-	var out []string
+// the one named sp.published; a development setup's is named by its
+// circuit's digest (DevSetup), recorded here (cached) only when no
+// published name decides.
+func (s *keyring) narrowListed(listed []string, sp *spec) []string {
 	for _, base := range listed {
 		if sp.published != "" && base == sp.published {
 			return []string{base}
 		}
-		if _, err := groth.ReadVerifyingKeyFileFor(filepath.Join(dir, base+".vk"), sp.numInputs); err == nil {
-			out = append(out, base)
-		}
 	}
-	if len(out) == 0 {
+	_, digest, err := recordCached(s.params.shapeDir(), sp)
+	if err != nil {
 		return listed
 	}
-	return out
+	for _, base := range listed {
+		if base == sp.prefix+"dev"+digest[:16] {
+			return []string{base}
+		}
+	}
+	return listed
 }
 
 // listedPairs are the pairs m lists for sp (its name prefix and sector

@@ -220,7 +220,7 @@ func RunDev(ctx context.Context, args []string) error {
 	fs.BoolVar(&d.uiInsecure, "ui-insecure-listen", false, "allow a plain-HTTP Web UI beyond loopback (whoever reaches it controls every workflow)")
 	var g gatewayFlags
 	g.add(fs, "cuzk", "", "serve cuzk's gRPC protocol (Curio's [Cuzk] Address) on HOST:PORT or unix:///PATH from this stack (cuzk's default: "+gateway.DefaultListen+"); empty: no gateway")
-	devSetup := fs.Bool("dev-setup", false, "publish Filecoin 2KiB DEVELOPMENT parameters (a single-party setup: never for real sectors) so the stack proves StackedDrg2KiBV1_1 sectors and StackedDrg2KiBV1 SnapDeals updates, e.g. from Curio through --cuzk")
+	devSetup := fs.Bool("dev-setup", false, "publish Filecoin 2KiB DEVELOPMENT parameters (a single-party setup: never for real sectors) so the stack proves StackedDrg2KiBV1_1 sectors, StackedDrg2KiBV1 SnapDeals updates and 2KiB WindowPoSt and WinningPoSt, e.g. from Curio through --cuzk")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -288,8 +288,8 @@ const devDrainTimeout = 30 * time.Second
 
 // devSetupProofs are the proofs whose DEVELOPMENT parameters dev
 // --dev-setup publishes: the smallest of Filecoin's, a newcomer can prove
-// them: 2KiB PoRep C2 and 2KiB SnapDeals updates.
-var devSetupProofs = []string{"StackedDrg2KiBV1_1", snark.UpdatePrefix + "StackedDrg2KiBV1"}
+// them: 2KiB PoRep C2, SnapDeals updates, WindowPoSt and WinningPoSt.
+var devSetupProofs = []string{"StackedDrg2KiBV1_1", snark.UpdatePrefix + "StackedDrg2KiBV1", "StackedDrgWindow2KiBV1_2", "StackedDrgWinning2KiBV1"}
 
 // RelTo names a file of the data directory under the directory's name as
 // the user gave it (.c2flow/demo/demo.log, not an absolute path).

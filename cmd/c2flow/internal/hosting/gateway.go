@@ -37,7 +37,7 @@ type gatewayFlags struct {
 // (gateway --listen, dev --cuzk) and def its default.
 func (g *gatewayFlags) add(fs *flag.FlagSet, listenFlag, def, usage string) {
 	fs.StringVar(&g.listen, listenFlag, def, usage)
-	fs.StringVar(&g.forward, "forward", "", "HOST:PORT or unix:///PATH of a cuzk-protocol server (a cuzk daemon) that gets the WindowPoSt and WinningPoSt requests, unchanged (c2flow proves PoRep C2 and SnapDeals itself); without it they are refused (gRPC Unimplemented)")
+	fs.StringVar(&g.forward, "forward", "", "HOST:PORT or unix:///PATH of a cuzk-protocol server (a cuzk daemon) that gets the WindowPoSt and WinningPoSt requests, unchanged, instead of the fleet (not needed: without it c2flow proves them itself, at the highest priority)")
 	fs.BoolVar(&g.insecure, "insecure-listen", false, "allow a plaintext gateway on an address beyond loopback (Curio's client has no authentication: whoever reaches it can submit and cancel proofs)")
 	fs.StringVar(&g.cert, "grpc-tls-cert", "", "serve the gateway over TLS with this certificate (PEM) (for clients other than Curio, whose client speaks plaintext; without --grpc-client-ca any client that reaches it can submit and cancel proofs)")
 	fs.StringVar(&g.key, "grpc-tls-key", "", "private key (PEM) of --grpc-tls-cert")
@@ -117,7 +117,7 @@ func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace str
 // describe says where the gateway listens, how Curio reaches it and what
 // it does with each proof kind.
 func (g *gatewayFlags) describe(l net.Listener) string {
-	post := "WindowPoSt/WinningPoSt refused with Unimplemented (no --forward)"
+	post := "WindowPoSt/WinningPoSt proved by c2flow ahead of PoRep and SnapDeals"
 	if g.forward != "" {
 		post = "WindowPoSt/WinningPoSt forwarded to " + g.forward
 	}
