@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
 )
@@ -168,12 +167,11 @@ func (s *Server) admitted(md grpc.MethodDesc) grpc.StreamHandler {
 		defer a.done()
 		ctx := context.WithValue(ss.Context(), admissionKey{}, a)
 		dec := func(m any) error {
-			if err := s.budget.recv(ss, m); err != nil {
+			n, err := s.recvBounded(ss, m)
+			if err != nil {
 				return err
 			}
-			if pm, ok := m.(proto.Message); ok {
-				a.keep(int64(proto.Size(pm)))
-			}
+			a.keep(n)
 			return nil
 		}
 		resp, err := md.Handler(srv, ctx, dec, nil)

@@ -41,6 +41,10 @@ func proveBody(n int) io.Reader {
 	}
 	sub := protowire.AppendTag(nil, field(&cuzkpb.SubmitProofRequest{}, "proof_kind"), protowire.VarintType)
 	sub = protowire.AppendVarint(sub, uint64(cuzkpb.ProofKind_POREP_SEAL_COMMIT))
+	// StackedDrg64GiBV1: its C1 bound (116,894,444 bytes) admits every
+	// size sent here, so the message is read and decoded.
+	sub = protowire.AppendTag(sub, field(&cuzkpb.SubmitProofRequest{}, "registered_proof"), protowire.VarintType)
+	sub = protowire.AppendVarint(sub, 4)
 	sub = protowire.AppendTag(sub, field(&cuzkpb.SubmitProofRequest{}, "vanilla_proof"), protowire.BytesType)
 	sub = protowire.AppendVarint(sub, uint64(n))
 	msg := protowire.AppendTag(nil, field(&cuzkpb.ProveRequest{}, "submit"), protowire.BytesType)
@@ -212,5 +216,64 @@ func TestRequestBudgetRefuses(t *testing.T) {
 	}
 	if got := await(bytes.NewReader(empty)); strings.HasPrefix(got, "8 ") {
 		t.Errorf("a call after the silent one was cut off: %q", got)
+	}
+}
+
+// A request is bounded by its kind and registered proof before protobuf
+// decodes it: a SnapDeals request of 20 million empty vanilla_proofs (a
+// 40 MB message; decoding it cost +1.8 GB), a WindowPoSt partition of more
+// sectors than its proof has, a PoSt entry over a sector's bound and a
+// 2KiB PoRep envelope over a 2KiB C1's are refused as invalid arguments
+// naming the count or size and the bound, undecoded.
+func TestMessageBoundedByProof(t *testing.T) {
+	l, err := Listen("127.0.0.1:0", ListenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, l, New(Config{Schemes: registry.Schemes(registry.Options{})}), nil) }()
+	defer func() { stop(); <-done }()
+	tr := h2c()
+	defer tr.CloseIdleConnections()
+	frame := func(sub []byte) io.Reader {
+		msg := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), sub)
+		return bytes.NewReader(append(binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg))), msg...))
+	}
+	head := func(kind cuzkpb.ProofKind, rp uint64) []byte {
+		b := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), uint64(kind))
+		return protowire.AppendVarint(protowire.AppendTag(b, 4, protowire.VarintType), rp)
+	}
+	entries := func(b []byte, n, size int) []byte {
+		e := protowire.AppendBytes(protowire.AppendTag(nil, 11, protowire.BytesType), make([]byte, size))
+		for range n {
+			b = append(b, e...)
+		}
+		return b
+	}
+	snap := entries(head(cuzkpb.ProofKind_SNAP_DEALS_UPDATE, 3), 20_000_000, 0)
+	for _, c := range []struct {
+		name string
+		sub  []byte
+		want string
+	}{
+		{"20M empty update entries", snap, "20000000 vanilla_proofs, at most 1"},
+		{"3 sectors of a 2KiB window partition", entries(head(cuzkpb.ProofKind_WINDOW_POST_PARTITION, 10), 3, 10), "3 vanilla_proofs, at most 2"},
+		{"a 1 MiB winning entry", entries(head(cuzkpb.ProofKind_WINNING_POST, 0), 1, 1<<20), "entry of 1048576 bytes, at most"},
+		{"a 2 MiB 2KiB C1", protowire.AppendBytes(protowire.AppendTag(head(cuzkpb.ProofKind_POREP_SEAL_COMMIT, 0), 10, protowire.BytesType), make([]byte, 2<<20)), "vanilla_proof of 2097152 bytes, at most"},
+		{"an unknown PoSt proof", head(cuzkpb.ProofKind_WINNING_POST, 99), "registered PoSt proof 99"},
+	} {
+		var res string
+		growth, _ := peakGrowth(t, func() string {
+			res = call(t, ctx, tr, l.Addr().String(), cuzkpb.ProvingEngine_Prove_FullMethodName, frame(c.sub))
+			return res
+		})
+		t.Logf("%s (%d bytes): peak RSS +%d MiB: %s", c.name, len(c.sub), growth, res)
+		if !strings.HasPrefix(res, "3 ") || !strings.Contains(res, c.want) || !strings.Contains(res, "not decoded") && !strings.Contains(c.name, "unknown") {
+			t.Errorf("%s: %q, want InvalidArgument naming %q", c.name, res, c.want)
+		}
+		if growth > 400 {
+			t.Errorf("%s: peak RSS +%d MiB: the message was decoded (before the bound: +1.8 GB for 20M entries)", c.name, growth)
+		}
 	}
 }

@@ -101,7 +101,7 @@ func (s *Server) Register(g *grpc.Server) { g.RegisterService(s.serviceDesc(), s
 // admission holds at most 1 MiB of its message unread, where grpc-go's
 // dynamic windows would grow); callers add credentials.
 func ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes), rawCodecOption(),
 		grpc.InitialWindowSize(1 << 20), grpc.InitialConnWindowSize(1 << 20)}
 }
 

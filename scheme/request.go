@@ -80,3 +80,42 @@ func (s Set) Admit(ctx context.Context, r Request) (job.SectorRef, []byte, error
 	}
 	return ref, raw, err
 }
+
+// Bound is the most a request of one kind and registered proof can carry:
+// what the gateway checks on the message's bytes before protobuf decodes
+// them, so a request's cost is bounded by its proof, not by the transport's
+// limit. Zero entries or envelope bytes: the kind sends none.
+type Bound struct {
+	// Entries bounds the list (vanilla_proofs) and EntryBytes each entry.
+	Entries    int
+	EntryBytes int64
+	// EnvelopeBytes bounds the blob (vanilla_proof); TotalBytes the list
+	// and the blob together.
+	EnvelopeBytes, TotalBytes int64
+}
+
+// Bounder is an Admitter that bounds its requests before they are decoded.
+type Bounder interface {
+	// RequestBound is Bound of a request of kind for registeredProof (the
+	// client's number); an error names a proof the kind does not have.
+	RequestBound(kind string, registeredProof uint64) (Bound, error)
+}
+
+// RequestBound is the Bound of a request of kind through the scheme that
+// admits it; ok is false where that scheme sets none (or none admits the
+// kind).
+func (s Set) RequestBound(kind string, registeredProof uint64) (b Bound, ok bool, err error) {
+	a, err := s.Admitter(kind)
+	if err != nil {
+		return Bound{}, false, nil
+	}
+	bd, ok := a.(Bounder)
+	if !ok {
+		return Bound{}, false, nil
+	}
+	b, err = bd.RequestBound(kind, registeredProof)
+	if err != nil {
+		return Bound{}, false, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	return b, true, nil
+}
