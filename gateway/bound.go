@@ -160,7 +160,7 @@ func (s *Server) checkBound(m any, raw []byte) error {
 	}
 	bd, ok, err := s.cfg.Schemes.RequestBound(kind, w.registeredProof)
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "c2flow: %s request: %v: not decoded", w.kind, err)
+		return &boundError{fmt.Errorf("c2flow: %s request: %w: not decoded", w.kind, err)}
 	}
 	if !ok {
 		return nil
@@ -168,15 +168,28 @@ func (s *Server) checkBound(m any, raw []byte) error {
 	what := fmt.Sprintf("c2flow: %s request of registered_proof %d", w.kind, w.registeredProof)
 	switch {
 	case w.entries > bd.Entries:
-		return status.Errorf(codes.InvalidArgument, "%s: %d vanilla_proofs, at most %d: not decoded", what, w.entries, bd.Entries)
+		return &boundError{fmt.Errorf("%s: %d vanilla_proofs, at most %d: not decoded", what, w.entries, bd.Entries)}
 	case w.maxEntry > bd.EntryBytes && w.entries > 0:
-		return status.Errorf(codes.InvalidArgument, "%s: a vanilla_proofs entry of %d bytes, at most %d: not decoded", what, w.maxEntry, bd.EntryBytes)
+		return &boundError{fmt.Errorf("%s: a vanilla_proofs entry of %d bytes, at most %d: not decoded", what, w.maxEntry, bd.EntryBytes)}
 	case w.envelope > bd.EnvelopeBytes:
-		return status.Errorf(codes.InvalidArgument, "%s: vanilla_proof of %d bytes, at most %d: not decoded", what, w.envelope, bd.EnvelopeBytes)
+		return &boundError{fmt.Errorf("%s: vanilla_proof of %d bytes, at most %d: not decoded", what, w.envelope, bd.EnvelopeBytes)}
 	case w.total > bd.TotalBytes:
-		return status.Errorf(codes.InvalidArgument, "%s: %d bytes of vanilla proofs, at most %d: not decoded", what, w.total, bd.TotalBytes)
+		return &boundError{fmt.Errorf("%s: %d bytes of vanilla proofs, at most %d: not decoded", what, w.total, bd.TotalBytes)}
 	}
 	return nil
+}
+
+// boundError is a request over its kind's bound: a bad request, answered
+// as the method answers one (Prove: a FAILED result; SubmitProof:
+// InvalidArgument).
+type boundError struct{ err error }
+
+func (e *boundError) Error() string { return e.err.Error() }
+func (e *boundError) Unwrap() error { return e.err }
+
+// GRPCStatus makes it InvalidArgument where it is returned as is.
+func (e *boundError) GRPCStatus() *status.Status {
+	return status.New(codes.InvalidArgument, e.err.Error())
 }
 
 // recvBounded reads one message of ss raw, checks its bound, then decodes

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -175,6 +176,11 @@ func (s *Server) admitted(md grpc.MethodDesc) grpc.StreamHandler {
 			return nil
 		}
 		resp, err := md.Handler(srv, ctx, dec, nil)
+		var be *boundError
+		if errors.As(err, &be) && method == "Prove" {
+			// As every bad request to Prove: a FAILED result naming it.
+			resp, err = &cuzkpb.ProveResponse{Result: failed("", be)}, nil
+		}
 		if err != nil {
 			return err
 		}

@@ -223,8 +223,9 @@ func TestRequestBudgetRefuses(t *testing.T) {
 // decodes it: a SnapDeals request of 20 million empty vanilla_proofs (a
 // 40 MB message; decoding it cost +1.8 GB), a WindowPoSt partition of more
 // sectors than its proof has, a PoSt entry over a sector's bound and a
-// 2KiB PoRep envelope over a 2KiB C1's are refused as invalid arguments
-// naming the count or size and the bound, undecoded.
+// 2KiB PoRep envelope over a 2KiB C1's are refused (SubmitProof: as
+// invalid arguments; Prove: as FAILED results) naming the count or size
+// and the bound, undecoded.
 func TestMessageBoundedByProof(t *testing.T) {
 	l, err := Listen("127.0.0.1:0", ListenOptions{})
 	if err != nil {
@@ -236,8 +237,7 @@ func TestMessageBoundedByProof(t *testing.T) {
 	defer func() { stop(); <-done }()
 	tr := h2c()
 	defer tr.CloseIdleConnections()
-	frame := func(sub []byte) io.Reader {
-		msg := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), sub)
+	frame := func(msg []byte) io.Reader {
 		return bytes.NewReader(append(binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg))), msg...))
 	}
 	head := func(kind cuzkpb.ProofKind, rp uint64) []byte {
@@ -265,7 +265,7 @@ func TestMessageBoundedByProof(t *testing.T) {
 	} {
 		var res string
 		growth, _ := peakGrowth(t, func() string {
-			res = call(t, ctx, tr, l.Addr().String(), cuzkpb.ProvingEngine_Prove_FullMethodName, frame(c.sub))
+			res = call(t, ctx, tr, l.Addr().String(), cuzkpb.ProvingEngine_SubmitProof_FullMethodName, frame(c.sub))
 			return res
 		})
 		t.Logf("%s (%d bytes): peak RSS +%d MiB: %s", c.name, len(c.sub), growth, res)

@@ -390,8 +390,8 @@ func windowPoStRequest(miner uint64) *cuzkpb.SubmitProofRequest {
 
 // The gateway in front of a real stack (Temporal, S3, worker) refuses every
 // bad PoRep request with a FAILED result naming the fault and stores
-// nothing; passes WindowPoSt unchanged to --forward, and refuses it, naming
-// the kind and the flag, without; reports the fleet and its metrics; says
+// nothing; passes WindowPoSt unchanged to --forward, and proves it itself
+// without (a malformed one FAILED, naming its fault); reports the fleet and its metrics; says
 // that PreloadSRS cannot reach the workers. No proving keys are needed:
 // nothing here is proved.
 func TestGatewayRefusesAndForwards(t *testing.T) {
@@ -504,11 +504,12 @@ func TestGatewayRefusesAndForwards(t *testing.T) {
 		}
 	}
 
-	// WindowPoSt: refused without --forward, naming the kind and the flag.
+	// WindowPoSt: c2flow's own without --forward (these vanilla proofs
+	// are not bincode: FAILED, naming the entry).
 	wp := windowPoStRequest(miner)
 	_, err = curio.Prove(ctx, wp)
-	if status.Code(errors.Unwrap(err)) != codes.Unimplemented || !strings.Contains(err.Error(), "WINDOW_POST_PARTITION") || !strings.Contains(err.Error(), "--forward") {
-		t.Errorf("WindowPoSt without --forward: %v, want Unimplemented naming the kind and --forward", err)
+	if !errors.Is(err, errCuzkFailed) || !strings.Contains(err.Error(), "vanilla_proofs[0]") {
+		t.Errorf("WindowPoSt of garbage without --forward: %v, want FAILED naming vanilla_proofs[0]", err)
 	}
 	// ... and passed unchanged to the --forward server, whose answer comes back.
 	viaDev := newCurioClient(t, d.cuzk)
