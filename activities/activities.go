@@ -203,6 +203,24 @@ type Hooks struct {
 	// to kill -9 a worker at a known point.
 	PauseAt   string `json:"pause_at,omitempty"`
 	PauseFile string `json:"pause_file,omitempty"`
+	// StopInDevice stops the whole process (SIGSTOP) the first time a
+	// device phase holds its device, after writing PauseFile: a stall
+	// test resumes it with SIGCONT, as a long GC pause or VM steal would.
+	StopInDevice bool `json:"stop_in_device,omitempty"`
+	stopped      atomic.Bool
+}
+
+// stopInDevice implements Hooks.StopInDevice.
+func (h *Host) stopInDevice() {
+	if h.Hooks == nil || !h.Hooks.StopInDevice || !h.Hooks.stopped.CompareAndSwap(false, true) {
+		return
+	}
+	if h.Hooks.PauseFile != "" {
+		os.WriteFile(h.Hooks.PauseFile, []byte("device"), 0o644)
+	}
+	if err := stopSelf(); err != nil {
+		h.Log.Error("stop for a stall test", "error", err)
+	}
 }
 
 // pause implements Hooks.PauseAt for phase; it returns ctx's error once
@@ -477,6 +495,7 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *gpu.Use) (Proving, error) {
 	var p Proving
 	u, err := h.Slots.Run(ctx, order, func(dev gpu.Held) error {
+		h.stopInDevice()
 		r, err := h.Phases.Quotient(ctx, w.solved, dev)
 		if err != nil {
 			return err
