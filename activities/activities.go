@@ -28,8 +28,13 @@ type Host struct {
 	Slots  *gpu.Slots
 	Budget *Budget
 	Log    *slog.Logger
-	// HeartbeatEvery is the interval of heartbeats from long activities.
+	// HeartbeatEvery is the shortest interval of heartbeats from long
+	// activities.
 	HeartbeatEvery time.Duration
+	// Heartbeats, if set (the worker's client), takes the heartbeats of
+	// long activities directly, so only Temporal ends an attempt (see
+	// heartbeat); nil: through the SDK (activity test environments).
+	Heartbeats Heartbeater
 	// Hooks are fault-injection points for tests; nil in production.
 	Hooks  *Hooks
 	paused atomic.Bool
@@ -198,6 +203,24 @@ type Hooks struct {
 	// to kill -9 a worker at a known point.
 	PauseAt   string `json:"pause_at,omitempty"`
 	PauseFile string `json:"pause_file,omitempty"`
+	// StopInDevice stops the whole process (SIGSTOP) the first time a
+	// device phase holds its device, after writing PauseFile: a stall
+	// test resumes it with SIGCONT, as a long GC pause or VM steal would.
+	StopInDevice bool `json:"stop_in_device,omitempty"`
+	stopped      atomic.Bool
+}
+
+// stopInDevice implements Hooks.StopInDevice.
+func (h *Host) stopInDevice() {
+	if h.Hooks == nil || !h.Hooks.StopInDevice || !h.Hooks.stopped.CompareAndSwap(false, true) {
+		return
+	}
+	if h.Hooks.PauseFile != "" {
+		os.WriteFile(h.Hooks.PauseFile, []byte("device"), 0o644)
+	}
+	if err := stopSelf(); err != nil {
+		h.Log.Error("stop for a stall test", "error", err)
+	}
 }
 
 // pause implements Hooks.PauseAt for phase; it returns ctx's error once
@@ -241,37 +264,6 @@ func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.Validate
 	return out, nil
 }
 
-// heartbeat records progress every HeartbeatEvery until the returned
-// stop is called; activity cancellation then reaches ctx.
-func (h *Host) heartbeat(ctx context.Context, details func() any) (stop func()) {
-	return Heartbeat(ctx, h.HeartbeatEvery, details)
-}
-
-// Heartbeat records a heartbeat (with details(), if details is set) every
-// interval until the returned stop is called or ctx ends.
-func Heartbeat(ctx context.Context, every time.Duration, details func() any) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if details != nil {
-					activity.RecordHeartbeat(ctx, details())
-				} else {
-					activity.RecordHeartbeat(ctx)
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
-}
-
 // async runs f in a goroutine and returns its result, or ctx's error as
 // soon as ctx ends: cancellation is honoured at once, though f (an MSM
 // cannot be interrupted) runs on. after, if set, runs once f has returned,
@@ -309,16 +301,16 @@ func async[T any](ctx context.Context, f func() (T, error), after func(v T, err 
 // synthesis-only host). It runs on the synthesis queue, whose slots are the
 // host's Budget.
 func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+	t0 := time.Now()
+	ctx, stop := h.heartbeat(ctx, func() any {
+		return fmt.Sprintf("synthesizing %d/%d for %v", in.SectorID, in.Partition, time.Since(t0).Round(time.Second))
+	})
+	defer stop()
 	out, err := h.synthesize(ctx, in)
 	return out, h.observe(ctx, job.ActSynthesize, err)
 }
 
 func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
-	t0 := time.Now()
-	stop := h.heartbeat(ctx, func() any {
-		return fmt.Sprintf("synthesizing %d/%d for %v", in.SectorID, in.Partition, time.Since(t0).Round(time.Second))
-	})
-	defer stop()
 	if err := h.pause(ctx, "synth"); err != nil {
 		return job.SynthOutput{}, err
 	}
@@ -426,6 +418,8 @@ func (h *Host) witnessLost(handle, phase string) error {
 // host's devices. The witness is consumed: on failure it is dropped and
 // the workflow synthesizes the partition again.
 func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
+	ctx, stop := h.heartbeat(ctx, func() any { return fmt.Sprintf("device phase %d/%d", in.SectorID, in.Partition) })
+	defer stop()
 	out, err := h.devicePhase(ctx, in)
 	return out, h.observe(ctx, job.ActDevicePhase, err)
 }
@@ -464,8 +458,6 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 	if h.ArrivalOrder {
 		order = gpu.Order{}
 	}
-	stop := h.heartbeat(ctx, func() any { return "device phase " + part })
-	defer stop()
 	if err := h.pause(ctx, "device"); err != nil {
 		h.ws.give(w)
 		return job.DeviceOutput{}, err
@@ -503,6 +495,7 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *gpu.Use) (Proving, error) {
 	var p Proving
 	u, err := h.Slots.Run(ctx, order, func(dev gpu.Held) error {
+		h.stopInDevice()
 		r, err := h.Phases.Quotient(ctx, w.solved, dev)
 		if err != nil {
 			return err
@@ -523,6 +516,8 @@ func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *g
 // Finalize is the Finalize activity: the CPU finalize and the partition
 // proof's verification; no invalid proof leaves this host.
 func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
+	ctx, stop := h.heartbeat(ctx, func() any { return fmt.Sprintf("finalize %d/%d", in.SectorID, in.Partition) })
+	defer stop()
 	out, err := h.finalize(ctx, in)
 	return out, h.observe(ctx, job.ActFinalize, err)
 }
@@ -544,14 +539,10 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		}
 		return job.FinalizeOutput{}, h.witnessLost(in.Witness.Handle, "finalize")
 	}
-	part := w.proving.Partition()
-	stop := h.heartbeat(ctx, func() any { return "finalize " + part })
 	if err := h.pause(ctx, "finalize"); err != nil {
-		stop()
 		h.ws.give(w)
 		return job.FinalizeOutput{}, err
 	}
-	defer stop()
 	// Wait for a CPU finalize slot here, heartbeating, rather than in the
 	// host's queue: a live host takes its finalizes at once, so a finalize
 	// not taken within the host-queue timeout means the host is gone.

@@ -24,14 +24,13 @@ func (w *Worker) register(c client.Client) error {
 	// this worker (c2flow fleet, the UI, activity history).
 	hn, _ := os.Hostname()
 	identity := fmt.Sprintf("%s host=%s roles=%s devices=%s budget=%d", cfg.ID, hn, strings.Join(cfg.Roles, ","), strings.Join(w.deviceNames(), ","), budgetN)
-	// Heartbeats go out at most every 5 s (less under a short heartbeat
-	// timeout: the SDK caps the throttle at 80% of it). The SDK gives a
-	// heartbeat RPC no longer than the throttle interval before it cancels
-	// the activity, so a short throttle turns a CPU-starved Temporal
-	// frontend into spurious cancellations: at 2 s, a 2KiB Filecoin
-	// partition's MSMs (2.7M constraints) on a loaded 2-core host running
-	// the embedded server lost every device phase. A cancel reaches an
-	// activity within about 5 s.
+	// Long activities heartbeat through the client, not the SDK
+	// (Host.heartbeat): the SDK gives a heartbeat RPC no longer than its
+	// throttle interval before it cancels the activity, so a host stalled
+	// for seconds would cancel its own work. The SDK heartbeats only to
+	// learn of a cancel, with the throttle at 5 s (a shorter one turned a
+	// CPU-starved frontend into spurious cancels: at 2 s, every 2KiB
+	// Filecoin device phase on a loaded 2-core host).
 	base := sdkworker.Options{Identity: identity, MaxHeartbeatThrottleInterval: 5 * time.Second, WorkerStopTimeout: 30 * time.Second}
 	queue := func(name string, concurrency int) sdkworker.Worker {
 		o := base

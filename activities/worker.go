@@ -112,6 +112,7 @@ func New(c client.Client, store *storage.Store, cfg Config, deps Deps) (*Worker,
 	if err != nil {
 		return nil, err
 	}
+	h.Heartbeats = c
 	w := &Worker{cfg: cfg, host: h, budget: h.Budget, slots: h.Slots}
 	if cfg.Metrics != nil {
 		cfg.Metrics.Bind(func() (int, int, int, int64, int) {

@@ -114,6 +114,15 @@ func itoa(v uint64) string {
 }
 
 // Timeouts of a sector's activities. Zero values take the defaults.
+//
+// The defaults are sized for C2 and SnapDeals partitions, whose witness
+// costs minutes of CPU to make again (a 32GiB one): a host that stalls (a
+// long GC pause, a page-fault storm, VM steal, SIGSTOP) keeps its work
+// as long as it comes back within Heartbeat and HostQueue. The price is
+// detection latency: Temporal learns that a host is really dead only by
+// these timeouts, so its partitions are synthesized again elsewhere about
+// 3 minutes after it died, not 20 s. Short, urgent proofs take
+// UrgentTimeouts instead.
 type Timeouts struct {
 	Synth     time.Duration // start-to-close of a synthesis
 	Device    time.Duration // start-to-close of a device phase
@@ -127,6 +136,13 @@ type Timeouts struct {
 	HostQueue time.Duration
 }
 
+// Default timeouts (Timeouts.WithDefaults): a C2's. A stall shorter than
+// DefaultHeartbeat loses nothing; a dead host is noticed after it.
+const (
+	DefaultHeartbeat = 3 * time.Minute
+	DefaultHostQueue = 3 * time.Minute
+)
+
 // WithDefaults fills zero timeouts.
 func (t Timeouts) WithDefaults() Timeouts {
 	def := func(v *time.Duration, d time.Duration) {
@@ -137,9 +153,21 @@ func (t Timeouts) WithDefaults() Timeouts {
 	def(&t.Synth, time.Hour)
 	def(&t.Device, time.Hour)
 	def(&t.Finalize, time.Hour)
-	def(&t.Heartbeat, 20*time.Second)
-	def(&t.HostQueue, time.Minute)
+	def(&t.Heartbeat, DefaultHeartbeat)
+	def(&t.HostQueue, DefaultHostQueue)
 	return t
+}
+
+// UrgentTimeouts are the timeouts of a short proof that is worthless late
+// (a WinningPoSt, due within its epoch): a host that stops heartbeating
+// for 10 s is given up and the proof made again elsewhere, and no phase
+// may run for more than a couple of minutes. For such a batch (Priority 1
+// or 2, one small partition) a lost witness costs seconds, a late proof
+// the block. Not for an urgent C2: its witness still costs minutes to
+// remake, so priority orders its queues and the defaults stay.
+func UrgentTimeouts() Timeouts {
+	return Timeouts{Synth: 2 * time.Minute, Device: time.Minute, Finalize: time.Minute,
+		Heartbeat: 10 * time.Second, HostQueue: 15 * time.Second}
 }
 
 // SectorRef names a sector and its C1 in storage. A sector is (prover id,

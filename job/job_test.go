@@ -3,6 +3,7 @@ package job
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // Every activity input that embeds a SectorRef keeps its declared proof
@@ -30,5 +31,22 @@ func TestInputsKeepTheDeclaredProof(t *testing.T) {
 		if back.SectorRef != ref {
 			t.Errorf("%s: %s decodes to %+v", name, b, back.SectorRef)
 		}
+	}
+}
+
+// The defaults ride out a stall of minutes (a C2's witness costs minutes
+// to remake); the urgent preset gives up within seconds and is complete,
+// so WithDefaults adds no C2-sized timeout to it.
+func TestTimeoutsFitTheKind(t *testing.T) {
+	d := Timeouts{}.WithDefaults()
+	if d.Heartbeat < 2*time.Minute || d.HostQueue < d.Heartbeat {
+		t.Errorf("default heartbeat %v, host queue %v: a C2 partition must ride out a stall of minutes", d.Heartbeat, d.HostQueue)
+	}
+	u := UrgentTimeouts()
+	if u.WithDefaults() != u {
+		t.Errorf("UrgentTimeouts %+v leaves a field to the C2 defaults", u)
+	}
+	if u.Heartbeat > 15*time.Second || u.HostQueue > 15*time.Second || u.Device > 2*time.Minute || u.Synth > 2*time.Minute {
+		t.Errorf("UrgentTimeouts %+v: a WinningPoSt cannot wait that long", u)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 )
 
@@ -13,14 +14,41 @@ import (
 // then " done in 25s"), and a warning logged meanwhile is said after the
 // line, as part of the step, instead of in the middle of it (the whole
 // structured line goes to the run's log file).
+//
+// A progress line (Redraw, on a terminal) is different: it stays open for
+// minutes, so a warning logged meanwhile is written above it at once and
+// the line drawn again below.
 type StepWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
-	open    bool // the last write did not end a line
+	tty     bool
+	open    bool   // the last write did not end a line
+	redraw  string // the progress line shown, if the open line is one
 	pending []string
 }
 
-func NewStepWriter(w io.Writer) *StepWriter { return &StepWriter{w: w} }
+// NewStepWriter writes steps to w (a terminal when w is one).
+func NewStepWriter(w io.Writer) *StepWriter {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		st, err := f.Stat()
+		tty = err == nil && st.Mode()&os.ModeCharDevice != 0
+	}
+	return &StepWriter{w: w, tty: tty}
+}
+
+// Terminal reports whether the steps go to a terminal, where a progress
+// line is redrawn in place (Redraw) rather than printed line by line.
+func (s *StepWriter) Terminal() bool { return s.tty }
+
+// Redraw shows line as the progress line, in place of the one shown: on a
+// terminal only (a carriage return and an erase to the end of the line).
+func (s *StepWriter) Redraw(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, "\r%s\x1b[K", line)
+	s.open, s.redraw = true, line
+}
 
 // Write writes p and, once a line is ended, the warnings held while it
 // was open.
@@ -30,23 +58,35 @@ func (s *StepWriter) Write(p []byte) (int, error) {
 	n, err := s.w.Write(p)
 	if len(p) > 0 {
 		s.open = p[len(p)-1] != '\n'
+		s.redraw = ""
 	}
 	if !s.open {
 		for _, m := range s.pending {
-			fmt.Fprintf(s.w, "   warning: %s (in full in the run's log)\n", m)
+			s.warn(m)
 		}
 		s.pending = nil
 	}
 	return n, err
 }
 
+func (s *StepWriter) warn(msg string) {
+	fmt.Fprintf(s.w, "   warning: %s (in full in the run's log)\n", msg)
+}
+
 // Hold keeps msg for after the open line and reports true, or reports
-// false when no line is open.
+// false when no line is open. Above a progress line, msg is written at
+// once and the line drawn again.
 func (s *StepWriter) Hold(msg string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.open {
 		return false
+	}
+	if s.redraw != "" {
+		fmt.Fprint(s.w, "\r\x1b[K")
+		s.warn(msg)
+		fmt.Fprintf(s.w, "%s\x1b[K", s.redraw)
+		return true
 	}
 	s.pending = append(s.pending, msg)
 	return true

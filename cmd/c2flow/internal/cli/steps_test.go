@@ -31,3 +31,26 @@ func TestStepWarnings(t *testing.T) {
 		t.Errorf("a warning outside a step: %q", term.String())
 	}
 }
+
+// A warning logged under a progress line (which stays open for minutes)
+// is written above it at once, on a line of its own, and the line drawn
+// again below: never into the line, never raw in the log's format.
+func TestWarningAboveProgressLine(t *testing.T) {
+	var out, term bytes.Buffer
+	steps := NewStepWriter(&out)
+	log := slog.New(steps.Handler(slog.NewTextHandler(&term, nil)))
+	steps.Redraw("[###...] 1/4 partitions")
+	log.Warn("loading a DEVELOPMENT SETUP", "proof", "StackedDrg2KiBV1_1")
+	steps.Redraw("[####..] 2/4 partitions")
+	fmt.Fprintln(steps)
+	want := "\r[###...] 1/4 partitions\x1b[K" +
+		"\r\x1b[K   warning: loading a DEVELOPMENT SETUP (in full in the run's log)\n" +
+		"[###...] 1/4 partitions\x1b[K" +
+		"\r[####..] 2/4 partitions\x1b[K\n"
+	if out.String() != want {
+		t.Errorf("steps:\n%q\nwant\n%q", out.String(), want)
+	}
+	if term.Len() != 0 {
+		t.Errorf("the warning reached the terminal's log raw: %q", term.String())
+	}
+}

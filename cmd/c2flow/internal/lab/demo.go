@@ -142,7 +142,7 @@ func RunDemo(ctx context.Context, args []string) error {
 	refs = append(refs, frefs...)
 	if warm > 0 {
 		t0 := time.Now()
-		wres, err := pipeline.SubmitAndWait(ctx, st.Client, refs[:1], batch.Options{BatchID: fmt.Sprintf("demo-%d-warmup", refs[0].SectorID)}, true)
+		wres, err := pipeline.SubmitAndWaitSteps(ctx, st.Client, refs[:1], batch.Options{BatchID: fmt.Sprintf("demo-%d-warmup", refs[0].SectorID)}, logs.Steps)
 		if err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ func RunDemo(ctx context.Context, args []string) error {
 	fmt.Printf("3. submitting one batch of %d sectors; the worker proves up to %d partitions at once (--partition-workers)\n", len(refs), hc.PartitionWorkers)
 	tb := time.Now()
 	batchID := fmt.Sprintf("demo-%d", refs[0].SectorID)
-	res, err := pipeline.SubmitAndWait(ctx, st.Client, refs, batch.Options{BatchID: batchID}, true)
+	res, err := pipeline.SubmitAndWaitSteps(ctx, st.Client, refs, batch.Options{BatchID: batchID}, logs.Steps)
 	if err != nil {
 		return err
 	}

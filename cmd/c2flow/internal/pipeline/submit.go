@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -153,6 +154,17 @@ func RunSubmit(ctx context.Context, args []string) error {
 // SubmitAndWait submits uploaded sectors, whose keys the caller ensured
 // (Scheme.EnsureKeys), and, with wait, follows the batch to its result.
 func SubmitAndWait(ctx context.Context, c client.Client, refs []job.SectorRef, o batch.Options, wait bool) (job.BatchResult, error) {
+	return submitAndWait(ctx, c, refs, o, wait, newProgressBar(os.Stderr))
+}
+
+// SubmitAndWaitSteps is SubmitAndWait, waiting, with its progress line
+// among steps (the demo's): a warning logged while the batch runs is
+// written above the line, not into it.
+func SubmitAndWaitSteps(ctx context.Context, c client.Client, refs []job.SectorRef, o batch.Options, steps *cli.StepWriter) (job.BatchResult, error) {
+	return submitAndWait(ctx, c, refs, o, true, &progressBar{w: steps, steps: steps})
+}
+
+func submitAndWait(ctx context.Context, c client.Client, refs []job.SectorRef, o batch.Options, wait bool, bar *progressBar) (job.BatchResult, error) {
 	if o.BatchID == "" {
 		o.BatchID = batch.ID(refs)
 	}
@@ -163,7 +175,6 @@ func SubmitAndWait(ctx context.Context, c client.Client, refs []job.SectorRef, o
 	if !wait {
 		return job.BatchResult{}, nil
 	}
-	bar := newProgressBar(os.Stderr)
 	res, err := batch.Wait(ctx, c, o.BatchID, 500*time.Millisecond, bar.update)
 	bar.done()
 	return res, err
@@ -215,15 +226,18 @@ func printResult(res job.BatchResult) error {
 // progressBar redraws one line on a terminal and prints plain lines when
 // the progress changes otherwise.
 type progressBar struct {
-	f    *os.File
-	tty  bool
-	last string
+	w     io.Writer
+	tty   bool
+	steps *cli.StepWriter // if set, w: the line is redrawn through it
+	last  string
 }
 
 func newProgressBar(f *os.File) *progressBar {
 	st, err := f.Stat()
-	return &progressBar{f: f, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
+	return &progressBar{w: f, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
 }
+
+func (b *progressBar) terminal() bool { return b.tty || b.steps != nil && b.steps.Terminal() }
 
 // update draws the batch's progress. Partition totals are known per
 // sector only once it is validated, so until every sector's total is known
@@ -262,16 +276,19 @@ func (b *progressBar) update(p job.BatchProgress) {
 		return
 	}
 	b.last = line
-	if b.tty {
-		fmt.Fprintf(b.f, "\r%s", line)
-	} else {
-		fmt.Fprintln(b.f, line)
+	switch {
+	case b.steps != nil && b.steps.Terminal():
+		b.steps.Redraw(line)
+	case b.tty:
+		fmt.Fprintf(b.w, "\r%s", line)
+	default:
+		fmt.Fprintln(b.w, line)
 	}
 }
 
 func (b *progressBar) done() {
-	if b.tty && b.last != "" {
-		fmt.Fprintln(b.f)
+	if b.terminal() && b.last != "" {
+		fmt.Fprintln(b.w)
 	}
 }
 

@@ -16,7 +16,7 @@ func TestProgressBarNeverGoesBackwards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &progressBar{f: f}
+	b := &progressBar{w: f}
 	sec := func(id uint64, st string, parts, done int) job.Progress {
 		return job.Progress{SectorRef: job.SectorRef{ProverID: "aa", SectorID: id}, Status: st, Partitions: parts, PartitionsDone: done}
 	}
