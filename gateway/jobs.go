@@ -179,7 +179,15 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 // starts: its lookup finds a stored C2 and checks it, and proves only what
 // is missing or bad.
 func (s *Server) submit(ctx context.Context, j proofJob) error {
-	_, err := batch.Submit(ctx, s.cfg.Temporal, []job.SectorRef{j.ref}, batch.Options{BatchID: j.batchID(), MaxInFlight: 1, Priority: j.priority, Deadline: j.deadline})
+	o := batch.Options{BatchID: j.batchID(), MaxInFlight: 1, Priority: j.priority, Deadline: j.deadline}
+	if j.kind == scheme.KindWinningPoSt {
+		// One small partition, worthless late: a stalled host is given
+		// up in seconds and the proof made again elsewhere. A window
+		// partition keeps the defaults (a 32GiB one is a PoRep
+		// partition's work).
+		o.Timeouts = job.UrgentTimeouts()
+	}
+	_, err := batch.Submit(ctx, s.cfg.Temporal, []job.SectorRef{j.ref}, o)
 	if errors.Is(err, batch.ErrDeadlinePassed) {
 		return &badRequest{fmt.Errorf("c2flow: job %s: %w", j.id(), err)}
 	}
