@@ -45,14 +45,15 @@ func Faulted(dev Backend, err error) error {
 	return &Fault{Device: dev.Name(), Err: err}
 }
 
-// Run acquires a slot in order o, runs f on its device, and releases the
-// slot when f returns: the one place a device is acquired, so a slot is
+// Run acquires a slot in order o (an Urgent order may share a held
+// device: see Slots), runs f on its device, and releases the slot when f
+// returns: the one place a device is acquired, so a slot is
 // held for exactly its phase. A Fault from f quarantines the device
 // (unless ctx ended: a canceled operation says nothing of the device).
 // The Use is filled in whenever a slot was acquired, even if f failed.
 func (s *Slots) Run(ctx context.Context, o Order, f func(Held) error) (Use, error) {
 	tq := time.Now()
-	dev, err := s.acquireOrder(ctx, o)
+	dev, urgent, err := s.acquireOrder(ctx, o)
 	if err != nil {
 		return Use{}, fmt.Errorf("waiting for a device: %w", err)
 	}
@@ -61,9 +62,9 @@ func (s *Slots) Run(ctx context.Context, o Order, f func(Held) error) (Use, erro
 	use := Use{Device: dev.Name(), Start: h.Start, Queue: h.Queue, Busy: time.Since(h.Start)}
 	var fault *Fault
 	if errors.As(err, &fault) && ctx.Err() == nil {
-		s.fail(dev, err)
+		s.failLane(dev, urgent, err)
 		return use, err
 	}
-	s.release(dev)
+	s.releaseLane(dev, urgent)
 	return use, err
 }
