@@ -235,11 +235,14 @@ func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.Validate
 
 func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
 	// A few validations at once: each holds a whole C1 and its decoding.
-	select {
-	case h.validateSlots <- struct{}{}:
-		defer func() { <-h.validateSlots }()
-	case <-ctx.Done():
-		return job.ValidateOutput{}, ctx.Err()
+	// Priority 1 takes no slot: it never waits behind a batch of PoRep's.
+	if job.TaskPriority(in.Order.Priority) != gpu.Urgent {
+		select {
+		case h.validateSlots <- struct{}{}:
+			defer func() { <-h.validateSlots }()
+		case <-ctx.Done():
+			return job.ValidateOutput{}, ctx.Err()
+		}
 	}
 	out, err := h.Phases.Validate(ctx, in.SectorRef)
 	if err != nil {

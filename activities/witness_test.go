@@ -36,6 +36,10 @@ func (fakePhases) Synthesize(_ context.Context, _ job.SectorRef, k int) (Solved,
 	return fakeSolved{k}, nil
 }
 
+func (fakePhases) Validate(context.Context, job.SectorRef) (job.ValidateOutput, error) {
+	return job.ValidateOutput{Partitions: 1}, nil
+}
+
 func (fakePhases) PartitionBytes(context.Context, job.SectorRef) (int64, error) { return 1 << 20, nil }
 
 func (fakePhases) Quotient(_ context.Context, s Solved, _ gpu.Held) (Reduced, error) {
@@ -281,20 +285,41 @@ func TestUrgentFinalizeTakesNoSlot(t *testing.T) {
 	if _, err := env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: so.Witness, Order: job.DeviceOrder{Priority: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	notBlocked(t, "a priority-1 finalize", func() error {
 		_, err := env.ExecuteActivity(h.Finalize, job.HandleInput{Witness: so.Witness})
-		done <- err
-	}()
+		return err
+	})
+	if n := len(h.finalizeSlots); n != 1 {
+		t.Fatalf("%d finalize slots taken after it, want the PoRep's alone", n)
+	}
+}
+
+// Nor does its C1 validation wait for the validation slots a batch of
+// PoRep sectors holds.
+func TestUrgentValidationTakesNoSlot(t *testing.T) {
+	h, _, env := newFakeHost(t, 1)
+	env.RegisterActivity(h.ValidateC1)
+	for range cap(h.validateSlots) {
+		h.validateSlots <- struct{}{}
+	}
+	notBlocked(t, "a priority-1 validation", func() error {
+		_, err := env.ExecuteActivity(h.ValidateC1, job.SectorInput{Order: job.DeviceOrder{Priority: 1}})
+		return err
+	})
+}
+
+// notBlocked runs f and fails if it errs or is still blocked after 30 s
+// (a hang guard: what it waits for never comes).
+func notBlocked(t *testing.T, what string, f func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", what, err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("a priority-1 finalize waited for the taken finalize slot")
-	}
-	if n := len(h.finalizeSlots); n != 1 {
-		t.Fatalf("%d finalize slots taken after it, want the PoRep's alone", n)
+		t.Fatalf("%s waited for the taken slots", what)
 	}
 }

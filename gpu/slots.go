@@ -24,7 +24,9 @@ var ErrNoHealthyDevice = errors.New("no healthy device: every device is quaranti
 // behind lower priorities: while every device is held, a priority-1 phase
 // takes a healthy device's urgent lane, a second holder beside the phase
 // already on it, one per device. A phase takes minutes; a missed block is
-// lost for good, so the device is shared for that while.
+// lost for good, so the device is shared for that while, and the phase
+// already on it yields: it starts no device operation while the urgent
+// one holds the device (Run's Held waits between operations).
 type Slots struct {
 	all []Backend
 
@@ -38,6 +40,8 @@ type Slots struct {
 	since       map[string]time.Time
 	holders     map[string]int
 	urgent      map[string]bool   // the device's urgent lane is taken
+	laneFreed   chan struct{}     // closed when an urgent lane is given back
+	yielding    int               // ordinary holders waiting for an urgent one
 	quarantined map[string]string // device -> the error that took it out
 	healthy     int
 	changed     chan struct{} // closed when a device is quarantined
@@ -113,7 +117,7 @@ func (h *waitHeap) Pop() any {
 func NewSlots(devs ...Backend) *Slots {
 	return &Slots{free: append([]Backend(nil), devs...), all: devs, healthy: len(devs),
 		busy: map[string]time.Duration{}, since: map[string]time.Time{}, holders: map[string]int{}, urgent: map[string]bool{},
-		quarantined: map[string]string{}, changed: make(chan struct{})}
+		quarantined: map[string]string{}, changed: make(chan struct{}), laneFreed: make(chan struct{})}
 }
 
 // CPUSlots returns n CPU pseudo-devices sharing cores (0: all of this
@@ -246,6 +250,39 @@ func (s *Slots) unholdLocked(d Backend) {
 	}
 }
 
+// freeLaneLocked gives d's urgent lane back and wakes the ordinary
+// holders yielding to it.
+func (s *Slots) freeLaneLocked(d Backend) {
+	s.urgent[d.Name()] = false
+	close(s.laneFreed)
+	s.laneFreed = make(chan struct{})
+}
+
+// yield waits while an urgent phase holds the device named dev, or until
+// ctx ends.
+func (s *Slots) yield(ctx context.Context, dev string) error {
+	for {
+		s.mu.Lock()
+		if !s.urgent[dev] {
+			s.mu.Unlock()
+			return nil
+		}
+		ch := s.laneFreed
+		s.yielding++
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		s.yielding--
+		s.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
 // release returns a device held in its ordinary lane to the pool.
 func (s *Slots) release(d Backend) { s.releaseLane(d, false) }
 
@@ -257,7 +294,7 @@ func (s *Slots) releaseLane(d Backend, urgent bool) {
 	defer s.mu.Unlock()
 	s.unholdLocked(d)
 	if urgent {
-		s.urgent[d.Name()] = false
+		s.freeLaneLocked(d)
 	}
 	if _, q := s.quarantined[d.Name()]; q {
 		return
@@ -285,7 +322,7 @@ func (s *Slots) failLane(d Backend, urgent bool, err error) {
 	s.mu.Lock()
 	s.unholdLocked(d)
 	if urgent {
-		s.urgent[d.Name()] = false
+		s.freeLaneLocked(d)
 	}
 	if _, ok := s.quarantined[d.Name()]; !ok {
 		s.quarantined[d.Name()] = err.Error()

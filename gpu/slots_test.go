@@ -3,6 +3,8 @@ package gpu
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,5 +262,85 @@ func TestUrgentLaneFault(t *testing.T) {
 	defer s.mu.Unlock()
 	if len(s.free) != 0 || s.holders["broken/0"] != 0 {
 		t.Fatalf("free %d, holders %d", len(s.free), s.holders["broken/0"])
+	}
+}
+
+// counting is a device whose MSMs are instant and counted.
+type counting struct {
+	CPU
+	n atomic.Int64
+}
+
+func (c *counting) MSMG1(context.Context, []curve.G1Affine, []fr.Element) (curve.G1Jac, error) {
+	c.n.Add(1)
+	return curve.G1Jac{}, nil
+}
+
+// While a priority-1 phase holds a device's urgent lane, the phase on it
+// starts no device operation (it yields between operations): the urgent
+// one has the device but for the operation in flight when it came. Once
+// the urgent phase is done the other carries on.
+func TestOrdinaryHolderYieldsToUrgent(t *testing.T) {
+	dev := &counting{}
+	s := NewSlots(dev)
+	ctx := context.Background()
+	var ordinary atomic.Int64
+	stop, running := make(chan struct{}), make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Run(ctx, Order{Priority: 3}, func(h Held) error {
+			for i := 0; ; i++ {
+				if i == 1 {
+					close(running)
+				}
+				select {
+				case <-stop:
+					return nil
+				default:
+				}
+				if _, err := h.MSMG1(ctx, nil, nil); err != nil {
+					return err
+				}
+				ordinary.Add(1)
+			}
+		})
+		errc <- err
+	}()
+	<-running
+	_, err := s.Run(ctx, Order{Priority: 1}, func(h Held) error {
+		// The ordinary phase comes to its next operation and waits there.
+		for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+			s.mu.Lock()
+			n := s.yielding
+			s.mu.Unlock()
+			if n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				return errors.New("the ordinary phase never yielded to the urgent one")
+			}
+		}
+		before := ordinary.Load()
+		for range 1000 {
+			if _, err := h.MSMG1(ctx, nil, nil); err != nil {
+				return err
+			}
+			runtime.Gosched()
+		}
+		if n := ordinary.Load() - before; n > 1 {
+			t.Errorf("the ordinary phase ran %d device operations while the urgent phase held the device", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := ordinary.Load()
+	for ordinary.Load() < resumed+10 {
+		runtime.Gosched()
+	}
+	close(stop)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }
