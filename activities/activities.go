@@ -27,6 +27,9 @@ type Host struct {
 	Phases Phases
 	Slots  *gpu.Slots
 	Budget *Budget
+	// Urgent is the reserve of priority-1 syntheses (job.QueueSynthUrgent):
+	// nil, they share Budget.
+	Urgent *Budget
 	Log    *slog.Logger
 	// HeartbeatEvery is the shortest interval of heartbeats from long
 	// activities.
@@ -223,13 +226,21 @@ func (h *Host) stopInDevice() {
 	}
 }
 
+// freeze stops every new synthesis reservation on this host.
+func (h *Host) freeze() {
+	h.Budget.freeze()
+	if h.Urgent != nil {
+		h.Urgent.freeze()
+	}
+}
+
 // pause implements Hooks.PauseAt for phase; it returns ctx's error once
 // paused.
 func (h *Host) pause(ctx context.Context, phase string) error {
 	if h.Hooks == nil || h.Hooks.PauseAt != phase || !h.paused.CompareAndSwap(false, true) {
 		return nil
 	}
-	h.Budget.freeze()
+	h.freeze()
 	if h.Hooks.PauseFile != "" {
 		os.WriteFile(h.Hooks.PauseFile, []byte(phase), 0o644)
 	}
@@ -247,11 +258,14 @@ func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.Validate
 
 func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
 	// A few validations at once: each holds a whole C1 and its decoding.
-	select {
-	case h.validateSlots <- struct{}{}:
-		defer func() { <-h.validateSlots }()
-	case <-ctx.Done():
-		return job.ValidateOutput{}, ctx.Err()
+	// Priority 1 takes no slot: it never waits behind a batch of PoRep's.
+	if job.TaskPriority(in.Order.Priority) != gpu.Urgent {
+		select {
+		case h.validateSlots <- struct{}{}:
+			defer func() { <-h.validateSlots }()
+		case <-ctx.Done():
+			return job.ValidateOutput{}, ctx.Err()
+		}
 	}
 	out, err := h.Phases.Validate(ctx, in.SectorRef)
 	if err != nil {
@@ -301,16 +315,41 @@ func async[T any](ctx context.Context, f func() (T, error), after func(v T, err 
 // synthesis-only host). It runs on the synthesis queue, whose slots are the
 // host's Budget.
 func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+	out, err := h.synthesizeWithin(ctx, in, h.Budget)
+	return out, h.observe(ctx, job.ActSynthesize, err)
+}
+
+// SynthesizeUrgent is the Synthesize activity on the urgent synthesis
+// queue: the same synthesis within the Urgent reserve. A partition larger
+// than the whole reserve (a priority-1 32GiB PoRep) waits for the main
+// budget instead, as it would on the ordinary queue.
+func (h *Host) SynthesizeUrgent(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+	b := h.urgentBudget()
+	if n, err := h.Phases.PartitionBytes(ctx, in.SectorRef); err == nil && !b.fits(n) {
+		b = h.Budget
+	}
+	out, err := h.synthesizeWithin(ctx, in, b)
+	return out, h.observe(ctx, job.ActSynthesize, err)
+}
+
+func (h *Host) urgentBudget() *Budget {
+	if h.Urgent != nil {
+		return h.Urgent
+	}
+	return h.Budget
+}
+
+// synthesizeWithin is synthesize under the activity's heartbeat.
+func (h *Host) synthesizeWithin(ctx context.Context, in job.SynthInput, budget *Budget) (job.SynthOutput, error) {
 	t0 := time.Now()
 	ctx, stop := h.heartbeat(ctx, func() any {
 		return fmt.Sprintf("synthesizing %d/%d for %v", in.SectorID, in.Partition, time.Since(t0).Round(time.Second))
 	})
 	defer stop()
-	out, err := h.synthesize(ctx, in)
-	return out, h.observe(ctx, job.ActSynthesize, err)
+	return h.synthesize(ctx, in, budget)
 }
 
-func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget) (job.SynthOutput, error) {
 	if err := h.pause(ctx, "synth"); err != nil {
 		return job.SynthOutput{}, err
 	}
@@ -319,13 +358,13 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 	if err != nil {
 		return job.SynthOutput{}, err
 	}
-	if err := h.Budget.Acquire(ctx, n); err != nil {
+	if err := budget.Acquire(ctx, n); err != nil {
 		return job.SynthOutput{}, fmt.Errorf("synthesize %d/%d: %w", in.SectorID, in.Partition, err)
 	}
 	held := false
 	defer func() {
 		if !held {
-			h.Budget.Giveback(n)
+			budget.Giveback(n)
 		}
 	}()
 	s, err := async(ctx, func() (Solved, error) { return h.Phases.Synthesize(ctx, in.SectorRef, in.Partition) }, nil)
@@ -336,15 +375,15 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 	// the simulation's model read it).
 	h.Log.Info("SYNTH_END", "partition", s.Partition(), "bytes", s.Bytes(), "synth_ms", s.SynthTime().Milliseconds())
 	if h.spillOut {
-		out, err := h.spillWitness(ctx, in, s, n)
+		out, err := h.spillWitness(ctx, in, s, n, budget)
 		held = err == nil
 		return out, err
 	}
-	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: n}
+	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: n, budget: budget}
 	if in.ClaimWithin > 0 {
 		w.dropAt = time.Now().Add(claimDeadline(in.ClaimWithin))
 	}
-	h.Budget.Hold(w.bytes)
+	budget.Hold(w.bytes)
 	held = true
 	handle := h.ws.put(w)
 	h.count(func(st *HostStats) { st.Syntheses++ })
@@ -356,7 +395,7 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 // stays in this host's budget until the workflow releases it (the device
 // host has loaded it, or the partition failed): a synthesis host cannot
 // outrun the device hosts, whatever the spill's capacity.
-func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n int64) (job.SynthOutput, error) {
+func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n int64, budget *Budget) (job.SynthOutput, error) {
 	t0 := time.Now()
 	data, err := h.Phases.Spill(s)
 	if err != nil {
@@ -366,8 +405,8 @@ func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n 
 	if err := h.spill.Put(ctx, key, data); err != nil {
 		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
 	}
-	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: n, spill: key}
-	h.Budget.Hold(w.bytes)
+	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: n, spill: key, budget: budget}
+	budget.Hold(w.bytes)
 	handle := h.ws.put(w)
 	h.count(func(st *HostStats) { st.Syntheses++; st.Spilled++ })
 	h.phase("synth", s.SynthTime())
@@ -455,6 +494,7 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 	}
 	part := w.solved.Partition()
 	order := DeviceOrder(in)
+	w.priority = job.TaskPriority(in.Order.Priority) // its finalize's too
 	if h.ArrivalOrder {
 		order = gpu.Order{}
 	}
@@ -477,7 +517,7 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 	if err != nil {
 		if h.Slots.Healthy() == 0 {
 			// No device left: take no more synthesis, let other hosts work.
-			h.Budget.freeze()
+			h.freeze()
 			h.Log.Error("every device is quarantined: this host takes no more work", "quarantined", h.Slots.Quarantined())
 		}
 		return job.DeviceOutput{}, fmt.Errorf("device phase %s: %w", part, err)
@@ -546,7 +586,14 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 	// Wait for a CPU finalize slot here, heartbeating, rather than in the
 	// host's queue: a live host takes its finalizes at once, so a finalize
 	// not taken within the host-queue timeout means the host is gone.
-	if h.finalizeSlots != nil {
+	// Priority 1 takes none: it never waits behind a PoRep's finalize
+	// (seconds of CPU, and as many at once as the urgent lanes and reserve
+	// let through).
+	slot := h.finalizeSlots
+	if w.priority == gpu.Urgent {
+		slot = nil
+	}
+	if slot != nil {
 		select {
 		case h.finalizeSlots <- struct{}{}:
 		case <-ctx.Done():
@@ -562,8 +609,8 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		proof, dur, err := h.Phases.Finalize(ctx, w.proving)
 		return out{proof, dur}, err
 	}, func(o out, err error, abandoned bool) {
-		if h.finalizeSlots != nil {
-			<-h.finalizeSlots
+		if slot != nil {
+			<-slot
 		}
 		// Only now may a retry use the witness: the finalize is done with
 		// it. A proof made is kept, even for an abandoned attempt: a retry

@@ -159,6 +159,14 @@ func (b *Budget) HoldKeys(name string, n int64) error {
 	return nil
 }
 
+// fits says whether a partition of n bytes could ever be acquired here,
+// beside the loaded keys.
+func (b *Budget) fits(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.units(n) <= b.max-b.keysLocked()
+}
+
 // units is what a partition of n bytes counts for.
 func (b *Budget) units(n int64) int64 {
 	if b.bytes {

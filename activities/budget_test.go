@@ -8,6 +8,8 @@ import (
 	"time"
 
 	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/c2flow/c2flow/job"
 )
 
 // The partition sizes of the example: a 2KiB Filecoin partition
@@ -190,5 +192,53 @@ func TestByteBudgetHoldsKeys(t *testing.T) {
 	}
 	if _, ok := reserve(t, pb); !ok {
 		t.Fatal("a partition budget rations by keys")
+	}
+}
+
+// A priority-1 synthesis runs while the budget is full of others: it takes
+// the host's urgent reserve, and its witness gives the reserve back when
+// its device phase frees it, not the main budget. A partition larger than
+// the whole reserve is synthesized within the main budget instead.
+func TestUrgentSynthesisHasItsOwnReserve(t *testing.T) {
+	h, b, env := newFakeHost(t, 1)
+	urgent, err := NewBudget(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Urgent = urgent
+	env.RegisterActivity(h.SynthesizeUrgent)
+	synth := func(f any, k int) job.SynthOutput {
+		t.Helper()
+		return synthesize(t, env, f, job.SynthInput{Partition: k})
+	}
+	synth(h.Synthesize, 0) // the main budget is full now
+	full, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := b.Acquire(full, 1); err == nil {
+		t.Fatalf("main budget: %+v, want it full", b.Stats())
+	}
+	w := synth(h.SynthesizeUrgent, 1)
+	if st, ust := b.Stats(), urgent.Stats(); st.Held != 1 || ust.Held != 1 {
+		t.Fatalf("after the urgent synthesis: main %+v, urgent %+v", st, ust)
+	}
+	if _, err := env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: w.Witness, Partition: 1, Order: job.DeviceOrder{Priority: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, ust := b.Stats(), urgent.Stats(); st.Held != 1 || ust.Held != 0 {
+		t.Fatalf("after its device phase: main %+v, urgent %+v: the urgent witness must free the reserve", st, ust)
+	}
+
+	// A reserve smaller than the partition (1 MiB): the main budget.
+	small, err := NewByteBudget(512<<10, 512<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, b2, env2 := newFakeHost(t, 1)
+	h2.Urgent = small
+	env2.RegisterActivity(h2.SynthesizeUrgent)
+	env = env2
+	synth(h2.SynthesizeUrgent, 2)
+	if st, ust := b2.Stats(), small.Stats(); st.Held != 1 || ust.Held != 0 {
+		t.Fatalf("a partition larger than the reserve: main %+v, reserve %+v", st, ust)
 	}
 }

@@ -18,6 +18,9 @@ type Deps struct {
 	Phases Phases
 	Slots  *gpu.Slots
 	Budget *Budget
+	// Urgent is the priority-1 synthesis reserve (nil: priority 1 shares
+	// Budget).
+	Urgent *Budget
 }
 
 // ProverDeps assembles a proving host's deps: its devices first (a build
@@ -38,7 +41,7 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 	if len(schemes) == 0 {
 		return Deps{}, errors.New("a proving host needs its proof schemes (Config.Schemes: registry.Schemes)")
 	}
-	budget, err := budgetFor(ctx, schemes, &cfg)
+	budget, urgent, err := budgetFor(ctx, schemes, &cfg)
 	if err != nil {
 		return Deps{}, err
 	}
@@ -72,7 +75,7 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 		}
 		pp.Sectors = NewSectorCache(n)
 	}
-	return Deps{Phases: pp, Slots: slots, Budget: budget}, nil
+	return Deps{Phases: pp, Slots: slots, Budget: budget, Urgent: urgent}, nil
 }
 
 // budgetFor returns the host's budget: PartitionWorkers partitions, or
@@ -82,20 +85,30 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 // fit is refused; keys are held beside the partitions as they load, and a
 // key set that leaves no room for a partition is refused then
 // (Budget.HoldKeys).
-func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (*Budget, error) {
+//
+// The urgent reserve (priority 1's syntheses, job.QueueSynthUrgent) is
+// carved out of a byte budget, up to UrgentBudget bytes of what one
+// partition of the largest profile leaves, so the host's total stays
+// MemoryBudget; none when that is less than the smallest partition. A
+// partition budget keeps one partition for it beside PartitionWorkers.
+func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (main, urgent *Budget, err error) {
 	if cfg.MemoryBudget <= 0 {
-		return NewBudget(max(cfg.PartitionWorkers, 1))
+		if main, err = NewBudget(max(cfg.PartitionWorkers, 1)); err != nil || cfg.UrgentBudget < 0 {
+			return main, nil, err
+		}
+		urgent, err = NewBudget(1)
+		return main, urgent, err
 	}
 	var largest, smallest int64
 	var largestName string
 	for _, name := range cfg.Profiles {
 		sc, err := schemes.For(name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		b, err := sc.PartitionBytes(ctx, name) // no keys loaded
 		if err != nil {
-			return nil, fmt.Errorf("profile %s: %w", name, err)
+			return nil, nil, fmt.Errorf("profile %s: %w", name, err)
 		}
 		if b > largest {
 			largest, largestName = b, name
@@ -105,11 +118,19 @@ func budgetFor(ctx context.Context, schemes scheme.Set, cfg *Config) (*Budget, e
 		}
 	}
 	if largest == 0 {
-		return nil, errors.New("--memory-budget needs --profiles to size a partition")
+		return nil, nil, errors.New("--memory-budget needs --profiles to size a partition")
 	}
 	if cfg.MemoryBudget < largest {
-		return nil, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes): it could never be synthesized",
+		return nil, nil, fmt.Errorf("memory budget of %d bytes is smaller than one partition of profile %s (%d bytes): it could never be synthesized",
 			cfg.MemoryBudget, largestName, largest)
 	}
-	return NewByteBudget(cfg.MemoryBudget, smallest)
+	total := cfg.MemoryBudget
+	if reserve := min(cfg.urgentBudget(), total-largest); reserve >= smallest {
+		if urgent, err = NewByteBudget(reserve, smallest); err != nil {
+			return nil, nil, err
+		}
+		total -= reserve
+	}
+	main, err = NewByteBudget(total, smallest)
+	return main, urgent, err
 }

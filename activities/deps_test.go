@@ -34,8 +34,9 @@ func TestKeysLoadOnFirstUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := deps.Budget.Stats(); st.KeyBytes != 0 || st.MaxBytes != 16<<30 {
-		t.Fatalf("after start: %+v, want no proving key held in a 16 GiB byte budget", st)
+	// The urgent reserve (1 GiB by default) is carved out of the 16 GiB.
+	if st := deps.Budget.Stats(); st.KeyBytes != 0 || st.MaxBytes != 15<<30 || deps.Urgent == nil || deps.Urgent.Stats().MaxBytes != 1<<30 {
+		t.Fatalf("after start: %+v, want no proving key held in a 15 GiB byte budget beside a 1 GiB urgent reserve", st)
 	}
 	ref := job.SectorRef{ProverID: "aa", SectorID: 1, Profile: proof}
 	n, err := deps.Phases.PartitionBytes(ctx, ref)

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -19,7 +20,12 @@ import (
 // backpressure lives (the synthesis queue's slots are the budget).
 func (w *Worker) register(c client.Client) error {
 	cfg, h := &w.cfg, w.host
+	// Priority 1's syntheses have their own reserve: their witnesses wait
+	// for devices and finalize beside the budget's.
 	budgetN := h.Budget.Stats().Max
+	if h.Urgent != nil {
+		budgetN += h.Urgent.Stats().Max
+	}
 	// The identity is what Temporal shows for every poller and attempt of
 	// this worker (c2flow fleet, the UI, activity history).
 	hn, _ := os.Hostname()
@@ -59,38 +65,49 @@ func (w *Worker) register(c client.Client) error {
 	if prove {
 		// Every witness in memory may wait here for a device (the budget),
 		// beside those on a device past the point where they left the
-		// budget (one per slot): the slots, not Temporal's queue, decide
-		// which runs next (oldest sector first).
-		reg(queue(job.DeviceQueue(cfg.ID), budgetN+w.slots.Len()), job.ActDevicePhase, h.DevicePhase)
+		// budget (two per slot: its ordinary and urgent lanes): the slots,
+		// not Temporal's queue, decide which runs next (most urgent, then
+		// oldest sector first).
+		reg(queue(job.DeviceQueue(cfg.ID), budgetN+2*w.slots.Len()), job.ActDevicePhase, h.DevicePhase)
 	}
 	if device {
 		// Spilled witnesses are loaded when their device phase starts:
-		// one on each device and one loaded, waiting, per device.
-		reg(queue(job.QueueDevice, 2*w.slots.Len()), job.ActDevicePhase, h.DevicePhase)
+		// one on each device and one loaded, waiting, per device, and one
+		// in each device's urgent lane.
+		reg(queue(job.QueueDevice, 3*w.slots.Len()), job.ActDevicePhase, h.DevicePhase)
 	}
 	if prove || device {
 		// Every witness may wait for its finalize inside the activity
 		// (heartbeating) for one of the CPU slots: the host's queue is
 		// always drained, so a finalize left in it means the host is gone.
-		reg(queue(job.FinalizeQueue(cfg.ID), budgetN+2*w.slots.Len()), job.ActFinalize, h.Finalize)
+		reg(queue(job.FinalizeQueue(cfg.ID), budgetN+3*w.slots.Len()), job.ActFinalize, h.Finalize)
 	}
 	if prove || synthOnly {
-		fixed := func(n int) sdkworker.SlotSupplier {
-			s, _ := sdkworker.NewFixedSizeSlotSupplier(n)
-			return s
+		// Every synthesis host polls the urgent queue too, within its
+		// reserve (or its budget, without one): a priority-1 synthesis
+		// never waits for a PoRep's to end.
+		for _, q := range []struct {
+			name   string
+			budget *Budget
+			f      func(context.Context, job.SynthInput) (job.SynthOutput, error)
+		}{{job.QueueSynth, h.Budget, h.Synthesize}, {job.QueueSynthUrgent, h.urgentBudget(), h.SynthesizeUrgent}} {
+			fixed := func(n int) sdkworker.SlotSupplier {
+				s, _ := sdkworker.NewFixedSizeSlotSupplier(n)
+				return s
+			}
+			tuner, err := sdkworker.NewCompositeTuner(sdkworker.CompositeTunerOptions{
+				WorkflowSlotSupplier: fixed(1), ActivitySlotSupplier: q.budget,
+				LocalActivitySlotSupplier: fixed(1), NexusSlotSupplier: fixed(1), SessionActivitySlotSupplier: fixed(1)})
+			if err != nil {
+				return fmt.Errorf("synthesis queue %s tuner: %w", q.name, err)
+			}
+			o := base
+			o.Tuner, o.DisableWorkflowWorker = tuner, true
+			synth := sdkworker.New(c, q.name, o)
+			reg(synth, job.ActSynthesize, q.f)
+			w.workers = append(w.workers, synth)
+			w.synth = append(w.synth, synth)
 		}
-		tuner, err := sdkworker.NewCompositeTuner(sdkworker.CompositeTunerOptions{
-			WorkflowSlotSupplier: fixed(1), ActivitySlotSupplier: h.Budget,
-			LocalActivitySlotSupplier: fixed(1), NexusSlotSupplier: fixed(1), SessionActivitySlotSupplier: fixed(1)})
-		if err != nil {
-			return fmt.Errorf("synthesis queue tuner: %w", err)
-		}
-		o := base
-		o.Tuner, o.DisableWorkflowWorker = tuner, true
-		synth := sdkworker.New(c, job.QueueSynth, o)
-		reg(synth, job.ActSynthesize, h.Synthesize)
-		w.workers = append(w.workers, synth)
-		w.synth = synth
 	}
 	return nil
 }

@@ -18,9 +18,13 @@ type witness struct {
 	solved  Solved  // until the device phase
 	proving Proving // after the device phase, until finalize
 	bytes   int64   // budget bytes held until the device phase frees them
-	spill   string  // key of the spilled copy (synthesis-only host)
-	loaded  bool    // loaded from a spill: not in this host's budget
-	created time.Time
+	budget  *Budget // the budget holding them (nil: the host's)
+	// priority is the device phase's (job.TaskPriority): its finalize
+	// goes by it.
+	priority int
+	spill    string // key of the spilled copy (synthesis-only host)
+	loaded   bool   // loaded from a spill: not in this host's budget
+	created  time.Time
 	// dropAt, if set, drops the idle witness before the TTL: an own-queue
 	// witness no device phase has claimed (see job.SynthInput.ClaimWithin),
 	// or a finalized partition's proof kept for a retried finalize.
@@ -128,7 +132,11 @@ func (ws *witnesses) releaseABC(w *witness) {
 	if w.loaded {
 		return
 	}
-	w.once.Do(func() { ws.budget.Free(w.bytes) })
+	b := w.budget
+	if b == nil {
+		b = ws.budget
+	}
+	w.once.Do(func() { b.Free(w.bytes) })
 }
 
 // forget releases everything a dropped witness holds: its budget permit

@@ -36,6 +36,10 @@ func (fakePhases) Synthesize(_ context.Context, _ job.SectorRef, k int) (Solved,
 	return fakeSolved{k}, nil
 }
 
+func (fakePhases) Validate(context.Context, job.SectorRef) (job.ValidateOutput, error) {
+	return job.ValidateOutput{Partitions: 1}, nil
+}
+
 func (fakePhases) PartitionBytes(context.Context, job.SectorRef) (int64, error) { return 1 << 20, nil }
 
 func (fakePhases) Quotient(_ context.Context, s Solved, _ gpu.Held) (Reduced, error) {
@@ -73,6 +77,20 @@ func newFakeHost(t *testing.T, budget int) (*Host, *Budget, *testsuite.TestActiv
 	return h, b, env
 }
 
+// synthesize runs the synthesis activity f in env and returns its output.
+func synthesize(t *testing.T, env *testsuite.TestActivityEnvironment, f any, in job.SynthInput) job.SynthOutput {
+	t.Helper()
+	v, err := env.ExecuteActivity(f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out job.SynthOutput
+	if err := v.Get(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // A synthesis whose completion never reached the workflow (Temporal's
 // database was down as it reported) leaves a witness nobody will claim:
 // the host drops it once its claim deadline passes, giving the budget
@@ -82,15 +100,7 @@ func TestUnclaimedWitnessIsDropped(t *testing.T) {
 	h, b, env := newFakeHost(t, 2)
 	synth := func(k int) job.SynthOutput {
 		t.Helper()
-		v, err := env.ExecuteActivity(h.Synthesize, job.SynthInput{Partition: k, ClaimWithin: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out job.SynthOutput
-		if err := v.Get(&out); err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return synthesize(t, env, h.Synthesize, job.SynthInput{Partition: k, ClaimWithin: time.Second})
 	}
 	lost, claimed := synth(0), synth(1)
 	if _, err := env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: claimed.Witness, Partition: 1}); err != nil {
@@ -261,5 +271,55 @@ func TestHostQuarantinesAFaultyDevice(t *testing.T) {
 	b.mu.Unlock()
 	if !frozen {
 		t.Error("a host without devices still admits synthesis")
+	}
+}
+
+// A priority-1 partition's finalize never waits behind lower priorities'
+// for the host's CPU finalize slots: with every slot taken it finalizes at
+// once, and leaves the slots as they were.
+func TestUrgentFinalizeTakesNoSlot(t *testing.T) {
+	h, _, env := newFakeHost(t, 2)
+	h.SetFinalizeSlots(1)
+	h.finalizeSlots <- struct{}{} // a PoRep finalize running
+	so := synthesize(t, env, h.Synthesize, job.SynthInput{Partition: 0})
+	if _, err := env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: so.Witness, Order: job.DeviceOrder{Priority: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	notBlocked(t, "a priority-1 finalize", func() error {
+		_, err := env.ExecuteActivity(h.Finalize, job.HandleInput{Witness: so.Witness})
+		return err
+	})
+	if n := len(h.finalizeSlots); n != 1 {
+		t.Fatalf("%d finalize slots taken after it, want the PoRep's alone", n)
+	}
+}
+
+// Nor does its C1 validation wait for the validation slots a batch of
+// PoRep sectors holds.
+func TestUrgentValidationTakesNoSlot(t *testing.T) {
+	h, _, env := newFakeHost(t, 1)
+	env.RegisterActivity(h.ValidateC1)
+	for range cap(h.validateSlots) {
+		h.validateSlots <- struct{}{}
+	}
+	notBlocked(t, "a priority-1 validation", func() error {
+		_, err := env.ExecuteActivity(h.ValidateC1, job.SectorInput{Order: job.DeviceOrder{Priority: 1}})
+		return err
+	})
+}
+
+// notBlocked runs f and fails if it errs or is still blocked after 30 s
+// (a hang guard: what it waits for never comes).
+func notBlocked(t *testing.T, what string, f func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s waited for the taken slots", what)
 	}
 }

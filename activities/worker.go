@@ -42,6 +42,10 @@ type Config struct {
 	// synthesis memory.
 	PartitionWorkers int
 	MemoryBudget     int64
+	// UrgentBudget is the most of MemoryBudget (bytes) kept for priority
+	// 1's syntheses (0: DefaultUrgentBudget; negative: none, priority 1
+	// then shares the budget).
+	UrgentBudget int64
 	// SectorCache bounds the decoded sectors kept across phases, in bytes
 	// of C1 (0: DefaultSectorCache; negative: none).
 	SectorCache   int64
@@ -70,16 +74,30 @@ type Config struct {
 	ArrivalOrder bool
 }
 
+// DefaultUrgentBudget is a host's default priority-1 synthesis reserve:
+// room for a couple of small partitions (a 2KiB WinningPoSt's, the test
+// scheme's), not for a 32GiB one, which waits for the main budget.
+const DefaultUrgentBudget = 1 << 30
+
+func (cfg *Config) urgentBudget() int64 {
+	if cfg.UrgentBudget == 0 {
+		return DefaultUrgentBudget
+	}
+	return cfg.UrgentBudget
+}
+
 // DefaultSectorCache is a host's default bound on decoded sectors kept:
 // six sparse 32GiB C1s of 38.6 MB.
 const DefaultSectorCache = 256 << 20
 
 // Stats is what a worker process reports about itself.
 type Stats struct {
-	ID      string                   `json:"id"`
-	Roles   []string                 `json:"roles"`
-	Devices []string                 `json:"devices"`
-	Budget  BudgetStats              `json:"budget"`
+	ID      string      `json:"id"`
+	Roles   []string    `json:"roles"`
+	Devices []string    `json:"devices"`
+	Budget  BudgetStats `json:"budget"`
+	// Urgent is the priority-1 synthesis reserve, if the host has one.
+	Urgent  *BudgetStats             `json:"urgent_budget,omitempty"`
 	Host    HostStats                `json:"host"`
 	Sectors SectorCacheStats         `json:"sector_cache"`
 	Busy    map[string]time.Duration `json:"device_busy"`
@@ -96,7 +114,7 @@ type Worker struct {
 	budget  *Budget
 	slots   *gpu.Slots
 	workers []sdkworker.Worker
-	synth   sdkworker.Worker // stopped first on shutdown
+	synth   []sdkworker.Worker // stopped first on shutdown
 }
 
 // New validates the configuration, builds the host over deps (its phases,
@@ -173,6 +191,7 @@ func newHost(store *storage.Store, cfg *Config, deps Deps) (*Host, error) {
 		return nil, errors.New("roles synth and device need --spill (dir:PATH on a shared disk, or s3)")
 	}
 	h := NewHost(cfg.ID, deps.Phases, deps.Slots, deps.Budget, cfg.Log)
+	h.Urgent = deps.Urgent
 	h.Hooks, h.Metrics, h.ArrivalOrder = cfg.Hooks, cfg.Metrics, cfg.ArrivalOrder
 	h.SetSpill(spill, cfg.has(RoleSynth))
 	fin := cfg.FinalizeSlots
@@ -210,8 +229,13 @@ func (w *Worker) Stats() Stats {
 	if pp, ok := w.host.Phases.(*ProverPhases); ok && pp.Sectors != nil {
 		sc = pp.Sectors.Stats()
 	}
-	return Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: w.deviceNames(), Budget: w.budget.Stats(), Host: w.host.Stats(), Sectors: sc,
+	st := Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: w.deviceNames(), Budget: w.budget.Stats(), Host: w.host.Stats(), Sectors: sc,
 		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), PeakRSS: metrics.PeakRSS(), At: time.Now()}
+	if w.host.Urgent != nil {
+		u := w.host.Urgent.Stats()
+		st.Urgent = &u
+	}
+	return st
 }
 
 // Run starts the workers and blocks until ctx ends, then stops them:
@@ -242,7 +266,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.drain()
 	for i := len(w.workers) - 1; i >= 0; i-- {
-		if w.workers[i] != w.synth {
+		if !slices.Contains(w.synth, w.workers[i]) {
 			w.workers[i].Stop()
 		}
 	}
@@ -258,10 +282,12 @@ func (w *Worker) Run(ctx context.Context) error {
 // back finished partitions instead of lost ones. DrainTimeout bounds it;
 // what is left is synthesized again elsewhere.
 func (w *Worker) drain() {
-	if w.synth == nil {
+	if len(w.synth) == 0 {
 		return
 	}
-	w.synth.Stop() // waits for running syntheses to return
+	for _, s := range w.synth {
+		s.Stop() // waits for running syntheses to return
+	}
 	deadline := time.Now().Add(w.cfg.DrainTimeout)
 	// Say what the stop waits for, and again every 10 s: a silent wait
 	// looks like a hang.

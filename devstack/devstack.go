@@ -249,6 +249,9 @@ func start(o Options) (*Server, error) {
 	dyn := dynamicconfig.StaticClient{
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+		// Priority keys need no switch: v1.32.1's matcher with priority
+		// levels (matching.useNewMatcher) is on by default, with 5 levels
+		// (TestPriorityKeysOrderDispatch).
 		// One matching partition per task queue: a one-host server gains
 		// nothing from four, and one keeps each queue first-come within a
 		// priority (older sectors' syntheses first).

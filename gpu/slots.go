@@ -19,19 +19,36 @@ var ErrNoHealthyDevice = errors.New("no healthy device: every device is quaranti
 // Order (most urgent, then oldest sector first), not in arrival order: a
 // host finishes the sectors it started before it advances younger ones.
 // A device that fails is quarantined: it gets no more work and is reported.
+//
+// Priority 1 (Urgent: a WinningPoSt's deadline is a block) never waits
+// behind lower priorities: while every device is held, a priority-1 phase
+// takes a healthy device's urgent lane, a second holder beside the phase
+// already on it, one per device. A phase takes minutes; a missed block is
+// lost for good, so the device is shared for that while, and the phase
+// already on it yields: it starts no device operation while the urgent
+// one holds the device (Run's Held waits between operations).
 type Slots struct {
 	all []Backend
 
-	mu          sync.Mutex
-	free        []Backend
-	waiters     waitHeap
-	arrivals    uint64
-	busy        map[string]time.Duration
+	mu       sync.Mutex
+	free     []Backend
+	waiters  waitHeap
+	arrivals uint64
+	busy     map[string]time.Duration
+	// since is when a device's current holding began (it is held while
+	// holders > 0: busy counts wall time held, not time per holder).
 	since       map[string]time.Time
+	holders     map[string]int
+	urgent      map[string]bool   // the device's urgent lane is taken
+	laneFreed   chan struct{}     // closed when an urgent lane is given back
+	yielding    int               // ordinary holders waiting for an urgent one
 	quarantined map[string]string // device -> the error that took it out
 	healthy     int
 	changed     chan struct{} // closed when a device is quarantined
 }
+
+// Urgent is the priority that takes a device's urgent lane.
+const Urgent = 1
 
 // Order ranks a partition's claim on a device: lower priority value first
 // (1 is most urgent), then the older submission, then the earlier sector
@@ -61,8 +78,14 @@ func (o Order) Less(p Order) bool {
 type waiter struct {
 	order   Order
 	arrival uint64
-	got     chan Backend // buffered: release never blocks
-	index   int          // in the heap; -1 once served or removed
+	got     chan grant // buffered: release never blocks
+	index   int        // in the heap; -1 once served or removed
+}
+
+// grant is a device handed to a waiter, in its ordinary or urgent lane.
+type grant struct {
+	dev    Backend
+	urgent bool
 }
 
 type waitHeap []*waiter
@@ -93,8 +116,8 @@ func (h *waitHeap) Pop() any {
 // NewSlots returns a pool over the given devices.
 func NewSlots(devs ...Backend) *Slots {
 	return &Slots{free: append([]Backend(nil), devs...), all: devs, healthy: len(devs),
-		busy: map[string]time.Duration{}, since: map[string]time.Time{}, quarantined: map[string]string{},
-		changed: make(chan struct{})}
+		busy: map[string]time.Duration{}, since: map[string]time.Time{}, holders: map[string]int{}, urgent: map[string]bool{},
+		quarantined: map[string]string{}, changed: make(chan struct{}), laneFreed: make(chan struct{})}
 }
 
 // CPUSlots returns n CPU pseudo-devices sharing cores (0: all of this
@@ -135,34 +158,44 @@ func (s *Slots) Waiting() int {
 
 // acquire waits for a free device in arrival order (see acquireOrder).
 func (s *Slots) acquire(ctx context.Context) (Backend, error) {
-	return s.acquireOrder(ctx, Order{})
+	d, _, err := s.acquireOrder(ctx, Order{})
+	return d, err
 }
 
 // acquireOrder waits for a free device, the context's end, or the
 // quarantine of the last healthy device. Among waiters the lowest Order is
-// served first.
-func (s *Slots) acquireOrder(ctx context.Context, o Order) (Backend, error) {
+// served first. An Urgent order finding no free device takes a held
+// device's urgent lane (urgent is then true) if one is open.
+func (s *Slots) acquireOrder(ctx context.Context, o Order) (d Backend, urgent bool, err error) {
 	s.mu.Lock()
 	if s.healthy == 0 {
 		s.mu.Unlock()
-		return nil, ErrNoHealthyDevice
+		return nil, false, ErrNoHealthyDevice
 	}
 	if len(s.free) > 0 && len(s.waiters) == 0 {
 		d := s.free[0] // round robin over the devices
 		s.free = s.free[1:]
-		s.since[d.Name()] = time.Now()
+		s.holdLocked(d)
 		s.mu.Unlock()
-		return d, nil
+		return d, false, nil
+	}
+	if o.Priority == Urgent {
+		if d := s.urgentLaneLocked(); d != nil {
+			s.urgent[d.Name()] = true
+			s.holdLocked(d)
+			s.mu.Unlock()
+			return d, true, nil
+		}
 	}
 	s.arrivals++
-	w := &waiter{order: o, arrival: s.arrivals, got: make(chan Backend, 1)}
+	w := &waiter{order: o, arrival: s.arrivals, got: make(chan grant, 1)}
 	heap.Push(&s.waiters, w)
 	for {
 		changed := s.changed
 		s.mu.Unlock()
 		select {
-		case d := <-w.got:
-			return d, nil
+		case g := <-w.got:
+			return g.dev, g.urgent, nil
 		case <-changed:
 			s.mu.Lock()
 			if s.healthy > 0 {
@@ -177,41 +210,120 @@ func (s *Slots) acquireOrder(ctx context.Context, o Order) (Backend, error) {
 			s.mu.Unlock()
 		} else {
 			s.mu.Unlock()
-			s.release(<-w.got)
+			g := <-w.got
+			s.releaseLane(g.dev, g.urgent)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return nil, ErrNoHealthyDevice
+		return nil, false, ErrNoHealthyDevice
 	}
 }
 
-func (s *Slots) unhold(d Backend) {
-	s.busy[d.Name()] += time.Since(s.since[d.Name()])
-	delete(s.since, d.Name())
+// urgentLaneLocked is a healthy, held device whose urgent lane is open,
+// or nil.
+func (s *Slots) urgentLaneLocked() Backend {
+	for _, d := range s.all {
+		n := d.Name()
+		if _, q := s.quarantined[n]; !q && s.holders[n] > 0 && !s.urgent[n] {
+			return d
+		}
+	}
+	return nil
 }
 
-// release returns a device to the pool, handing it to the first waiter.
-func (s *Slots) release(d Backend) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, held := s.since[d.Name()]; held {
-		s.unhold(d)
-	}
-	if len(s.waiters) > 0 {
-		w := heap.Pop(&s.waiters).(*waiter)
+func (s *Slots) holdLocked(d Backend) {
+	if s.holders[d.Name()] == 0 {
 		s.since[d.Name()] = time.Now()
-		w.got <- d
+	}
+	s.holders[d.Name()]++
+}
+
+func (s *Slots) unholdLocked(d Backend) {
+	n := d.Name()
+	if s.holders[n] == 0 {
 		return
 	}
-	s.free = append(s.free, d)
+	if s.holders[n]--; s.holders[n] == 0 {
+		s.busy[n] += time.Since(s.since[n])
+		delete(s.since, n)
+	}
 }
 
-// fail quarantines a device that returned err: it is not returned to the
-// pool, and work goes to the others.
-func (s *Slots) fail(d Backend, err error) {
+// freeLaneLocked gives d's urgent lane back and wakes the ordinary
+// holders yielding to it.
+func (s *Slots) freeLaneLocked(d Backend) {
+	s.urgent[d.Name()] = false
+	close(s.laneFreed)
+	s.laneFreed = make(chan struct{})
+}
+
+// yield waits while an urgent phase holds the device named dev, or until
+// ctx ends.
+func (s *Slots) yield(ctx context.Context, dev string) error {
+	for {
+		s.mu.Lock()
+		if !s.urgent[dev] {
+			s.mu.Unlock()
+			return nil
+		}
+		ch := s.laneFreed
+		s.yielding++
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		s.yielding--
+		s.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// release returns a device held in its ordinary lane to the pool.
+func (s *Slots) release(d Backend) { s.releaseLane(d, false) }
+
+// releaseLane returns a device to the pool, handing it to the first
+// waiter: the ordinary lane to any, the urgent lane to an Urgent one. A
+// quarantined device (its other holder failed on it) goes to nobody.
+func (s *Slots) releaseLane(d Backend, urgent bool) {
 	s.mu.Lock()
-	s.unhold(d)
+	defer s.mu.Unlock()
+	s.unholdLocked(d)
+	if urgent {
+		s.freeLaneLocked(d)
+	}
+	if _, q := s.quarantined[d.Name()]; q {
+		return
+	}
+	if len(s.waiters) > 0 && (!urgent || s.waiters[0].order.Priority == Urgent) {
+		w := heap.Pop(&s.waiters).(*waiter)
+		s.holdLocked(d)
+		if urgent {
+			s.urgent[d.Name()] = true
+		}
+		w.got <- grant{dev: d, urgent: urgent}
+		return
+	}
+	if !urgent {
+		s.free = append(s.free, d)
+	}
+}
+
+// fail quarantines a device held in its ordinary lane that returned err.
+func (s *Slots) fail(d Backend, err error) { s.failLane(d, false, err) }
+
+// failLane quarantines a device that returned err: it is not returned to
+// the pool, and work goes to the others.
+func (s *Slots) failLane(d Backend, urgent bool, err error) {
+	s.mu.Lock()
+	s.unholdLocked(d)
+	if urgent {
+		s.freeLaneLocked(d)
+	}
 	if _, ok := s.quarantined[d.Name()]; !ok {
 		s.quarantined[d.Name()] = err.Error()
 		s.healthy--

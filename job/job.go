@@ -19,6 +19,10 @@ import (
 const (
 	QueueWorkflow = "c2flow"
 	QueueSynth    = "c2flow-synth"
+	// QueueSynthUrgent is priority 1's synthesis queue: every synthesis
+	// host polls it with a small reserve of its memory of its own, so a
+	// WinningPoSt is never queued behind a budget full of PoRep.
+	QueueSynthUrgent = "c2flow-synth-urgent"
 	// QueueDevice is the device hosts' shared queue: device phases of
 	// witnesses spilled by synthesis-only hosts.
 	QueueDevice = "c2flow-device"
@@ -241,6 +245,15 @@ type BatchInput struct {
 	// run, carried across continue-as-new): within a priority, older
 	// submissions' sectors get devices first.
 	Submitted time.Time `json:"submitted,omitempty"`
+}
+
+// SynthQueue is the synthesis queue of a batch priority: the urgent one
+// for priority 1.
+func SynthQueue(priority int) string {
+	if TaskPriority(priority) == 1 {
+		return QueueSynthUrgent
+	}
+	return QueueSynth
 }
 
 // TaskPriority maps a batch priority to Temporal's priority key.

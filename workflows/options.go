@@ -58,10 +58,12 @@ func retriesOf(in job.SectorInput) partitionRetries {
 }
 
 // synthOptions: a partition synthesized on any host with room
-// (ActSynthesize).
-func synthOptions(t job.Timeouts) workflow.ActivityOptions {
+// (ActSynthesize); priority 1 on the urgent synthesis queue, whose hosts
+// keep memory for it (the queue is an option, not a command: histories
+// replay whatever queue they were scheduled on).
+func synthOptions(t job.Timeouts, priority int) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
-		TaskQueue:           job.QueueSynth,
+		TaskQueue:           job.SynthQueue(priority),
 		StartToCloseTimeout: t.Synth,
 		HeartbeatTimeout:    t.Heartbeat,
 		// A synthesis that completes as the sector is canceled still

@@ -208,7 +208,7 @@ func (p *partitionRun) run(ctx workflow.Context) ([]byte, error) {
 func (p *partitionRun) synthesize(ctx workflow.Context) (job.SynthOutput, error) {
 	p.pr.Syntheses++
 	var so job.SynthOutput
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, synthOptions(p.t)), job.ActSynthesize,
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, synthOptions(p.t, p.in.Order.Priority)), job.ActSynthesize,
 		job.SynthInput{SectorRef: p.in.SectorRef, Partition: p.pr.Partition, ClaimWithin: p.t.HostQueue}).Get(ctx, &so)
 	return so, err
 }

@@ -40,10 +40,12 @@ type fakes struct {
 	// synthFail returns an error for the n-th synthesis of a partition.
 	synthFail  func(k, n int) error
 	synthCount map[int]int
+	// synthQueues counts the task queues syntheses were scheduled on.
+	synthQueues map[string]int
 }
 
 func newFakes(partitions int) *fakes {
-	return &fakes{calls: map[string]int{}, partitions: partitions, devCount: map[int]int{}, handles: map[string]int{}, synthCount: map[int]int{}}
+	return &fakes{calls: map[string]int{}, partitions: partitions, devCount: map[int]int{}, handles: map[string]int{}, synthCount: map[int]int{}, synthQueues: map[string]int{}}
 }
 
 func (f *fakes) count(name string) int {
@@ -67,6 +69,7 @@ func (f *fakes) register(env interface {
 		inc(job.ActSynthesize)
 		f.mu.Lock()
 		f.synthCount[in.Partition]++
+		f.synthQueues[activity.GetInfo(ctx).TaskQueue]++
 		n := f.synthCount[in.Partition]
 		f.mu.Unlock()
 		if f.synthFail != nil {
@@ -153,6 +156,28 @@ func TestSectorProvesEveryPartition(t *testing.T) {
 	for k, p := range f.stored.Proofs { // in partition order
 		if f.handles[string(p)] != k {
 			t.Fatalf("proof %d came from partition %d", k, f.handles[string(p)])
+		}
+	}
+}
+
+// Priority 1's syntheses go to the urgent synthesis queue, which every
+// synthesis host polls within a reserve of its own; the others (the
+// default priority included) to the ordinary one.
+func TestUrgentSynthesisQueue(t *testing.T) {
+	for _, c := range []struct {
+		priority int
+		queue    string
+	}{{1, job.QueueSynthUrgent}, {2, job.QueueSynth}, {0, job.QueueSynth}} {
+		f := newFakes(2)
+		env := sectorEnv(t, f)
+		in := sector
+		in.Order.Priority = c.priority
+		env.ExecuteWorkflow(job.SectorWorkflowName, in)
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		if f.synthQueues[c.queue] != 2 || len(f.synthQueues) != 1 {
+			t.Fatalf("priority %d: syntheses on %v, want both on %s", c.priority, f.synthQueues, c.queue)
 		}
 	}
 }

@@ -241,6 +241,7 @@ func AddHost(fs *flag.FlagSet) (func() (Host, error), error) {
 	fs.StringVar(&c.ID, "id", "", "worker id, unique per process (default hostname-pid-random)")
 	fs.IntVar(&c.PartitionWorkers, "partition-workers", 2, "partition budget: synthesized partitions in flight on this host")
 	fs.Int64Var(&c.MemoryBudget, "memory-budget", 0, "bytes of synthesized partitions in flight (overrides --partition-workers)")
+	fs.Int64Var(&c.UrgentBudget, "urgent-budget", activities.DefaultUrgentBudget, "bytes of --memory-budget kept for priority-1 syntheses (WinningPoSt), counted in it; with --partition-workers one partition beside them; negative: none")
 	fs.IntVar(&c.FinalizeSlots, "finalize-slots", 0, "concurrent CPU finalizes (default: one per device)")
 	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
 	fs.StringVar(&keys.FilecoinParams, "filecoin-params", snark.DefaultDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
