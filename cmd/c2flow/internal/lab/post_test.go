@@ -221,8 +221,9 @@ func runVP(t *testing.T, vk string, lines []string) ([]string, error) {
 	return strings.Split(s, "\n"), err
 }
 
-// A real 2KiB window PoSt of three sectors (two partitions) and a real
-// 2KiB winning PoSt, made from post-vanilla's files by the split prover
+// A real 2KiB window PoSt of three sectors (two partitions; V1_2, and V1
+// whose challenges depend on a sector's position) and a real 2KiB winning
+// PoSt, made from post-vanilla's files by the split prover
 // under development setups, verify with verify-post --vk; other
 // randomness, another sector, a flipped byte, a wrong length, a record of
 // the other circuit and malformed records are each refused, named, and
@@ -231,7 +232,7 @@ func TestVerifyPost2KiB(t *testing.T) {
 	for _, tc := range []struct {
 		proof   string
 		sectors int
-	}{{"StackedDrgWindow2KiBV1_2", 3}, {"StackedDrgWinning2KiBV1", 4}} {
+	}{{"StackedDrgWindow2KiBV1_2", 3}, {"StackedDrgWindow2KiBV1", 3}, {"StackedDrgWinning2KiBV1", 4}} {
 		t.Run(tc.proof, func(t *testing.T) {
 			info, err := proofs.PoStByName(tc.proof)
 			if err != nil {
