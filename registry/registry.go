@@ -60,6 +60,7 @@ func Schemes(o Options) scheme.Set {
 		testscheme.New(testKeys(o), testscheme.WithLogger(o.Log), testscheme.WithEarlyG2(o.EarlyG2), testscheme.WithDevSetup(o.DevSetup)),
 		fc,
 		fc.Update(),
+		fc.PoSt(),
 	}
 }
 

@@ -224,6 +224,9 @@ func (p *Partition) Shape() circuit.PoStShape { return circuit.PoStShapeOf(p.Inf
 // of each sector proof with its public sector, the last public sector for
 // the padding). Repeated proofs share one circuit sector.
 func (p *Partition) Witness() (*circuit.PoStWitness, error) {
+	if len(p.Proofs) == 0 {
+		return nil, fmt.Errorf("post: %s partition %d: public data only, no vanilla proofs to witness", p.Info.Name, p.K)
+	}
 	w := &circuit.PoStWitness{Sectors: make([]*circuit.PoStSector, len(p.Proofs))}
 	done := map[*SectorProof]*circuit.PoStSector{}
 	n := len(p.Sectors)
@@ -264,4 +267,29 @@ func circuitSector(pub PublicSector, sp *SectorProof) (*circuit.PoStSector, erro
 		}
 	}
 	return c, nil
+}
+
+// NewPublicPartition is partition k's public data alone, without vanilla
+// proofs: what verifying its Groth16 proof needs (verify_window_post's
+// chunk k, verify_winning_post's one sector). sectors are the partition's
+// own, in the proof's order (1 to SectorCount; a winning proof's one).
+// Its Proofs are nil: Witness is an error.
+func NewPublicPartition(info proofs.PoStProofInfo, randomness [32]byte, k int, sectors []PublicSector) (*Partition, error) {
+	if err := checkCanonical("randomness", randomness); err != nil {
+		return nil, fmt.Errorf("post: partition %d: %w", k, err)
+	}
+	if k < 0 || k >= MaxPartitions {
+		return nil, fmt.Errorf("post: %s: partition %d (0 to %d)", info.Name, k, MaxPartitions-1)
+	}
+	if len(sectors) == 0 || len(sectors) > info.SectorCount {
+		return nil, fmt.Errorf("post: %s partition %d: %d sectors, want 1 to %d", info.Name, k, len(sectors), info.SectorCount)
+	}
+	p := &Partition{Info: info, Randomness: randomness, K: k, Sectors: sectors}
+	if info.Type == proofs.PoStWinning {
+		var err error
+		if p.Sectors, err = circuitSectors(info, sectors, k); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }

@@ -254,6 +254,9 @@ func (s *keyring) locate(ctx context.Context, sp *spec, vkOnly bool) (*located, 
 	}
 	_, err = os.Stat(filepath.Join(dir, DevMarker))
 	dev := err == nil
+	if len(listed) > 1 {
+		listed = narrowListed(dir, listed, sp)
+	}
 	switch len(listed) {
 	case 1:
 		base := listed[0]
@@ -291,6 +294,27 @@ func (s *keyring) locate(ctx context.Context, sp *spec, vkOnly bool) (*located, 
 			sp.name, filepath.Base(pair.params), filepath.Base(pair.vk), mdesc, dir, DevMarker, ParametersJSON, ParametersJSON, dir, scheme.ErrNoKeys)
 	}
 	return &located{Files: Files{Params: pair.params, VK: pair.vk}, dev: true}, nil
+}
+
+// narrowListed picks sp's pair of several listed under its prefix and
+// size: PoSt's window and winning circuits of a size share the prefix
+// (Filecoin names both by their cache identifier). The published pair is
+// the one named sp.published; a development setup's is the one whose
+// local .vk has sp's IC points.
+func narrowListed(dir string, listed []string, sp *spec) []string {
+	var out []string
+	for _, base := range listed {
+		if sp.published != "" && base == sp.published {
+			return []string{base}
+		}
+		if _, err := groth.ReadVerifyingKeyFileFor(filepath.Join(dir, base+".vk"), sp.numInputs); err == nil {
+			out = append(out, base)
+		}
+	}
+	if len(out) == 0 {
+		return listed
+	}
+	return out
 }
 
 // listedPairs are the pairs m lists for sp (its name prefix and sector

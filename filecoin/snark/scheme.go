@@ -188,9 +188,9 @@ func (s *Scheme) LoadVerifier(ctx context.Context, proof string) (*Verifier, err
 	return &Verifier{info: info, k: k}, nil
 }
 
-// Schemes are Filecoin's seal and update schemes over one keyring: the
-// Filecoin part of a process's scheme.Set.
+// Schemes are Filecoin's seal, update and PoSt schemes over one keyring:
+// the Filecoin part of a process's scheme.Set.
 func Schemes(p Params, log *slog.Logger) scheme.Set {
 	s := New(p, log)
-	return scheme.Set{s, s.Update()}
+	return scheme.Set{s, s.Update(), s.PoSt()}
 }

@@ -23,6 +23,9 @@ type spec struct {
 	// parameters.json lists the published pair as prefix + <id>, and a
 	// development setup is named prefix + "dev" + <circuit digest>.
 	prefix string
+	// published is the published pair's base name where several circuits
+	// share prefix and sector size (PoSt's window and winning), else "".
+	published string
 	// shapeName names the recorded circuit in the shape cache.
 	shapeName string
 	record    func() (*r1cs.Shape, error)
@@ -67,7 +70,8 @@ func updateSpec(info proofs.UpdateProofInfo) (*spec, error) {
 	}, nil
 }
 
-// specOf is the circuit of a seal proof's or an update profile's name.
+// specOf is the circuit of a seal proof's, an update profile's or a PoSt
+// proof's name.
 func specOf(name string) (*spec, error) {
 	if u, ok := strings.CutPrefix(name, UpdatePrefix); ok {
 		info, err := proofs.UpdateByName(u)
@@ -75,6 +79,9 @@ func specOf(name string) (*spec, error) {
 			return nil, err
 		}
 		return updateSpec(info)
+	}
+	if info, err := postInfo(name); err == nil {
+		return postSpec(info)
 	}
 	info, err := proofs.ByName(name)
 	if err != nil {

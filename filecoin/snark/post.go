@@ -1,0 +1,497 @@
+package snark
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
+
+	"github.com/c2flow/c2flow/filecoin/circuit"
+	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/post"
+	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/scheme"
+)
+
+// PoStScheme is Filecoin's proof of spacetime (WindowPoSt partitions and
+// WinningPoSt, FallbackPoStCompound) behind scheme.Scheme: a PoStInput in,
+// the partition's 192-byte Groth16 proof out, what
+// generate_single_window_post_with_vanilla (a window partition) and
+// generate_winning_post_with_vanilla return. Each job is one partition, so
+// the pipeline's sector has one partition. Its proofs go by
+// filecoin-proofs-api's names (StackedDrgWindow32GiBV1_2,
+// StackedDrgWinning32GiBV1). It shares its Scheme's parameters and loads
+// (Scheme.PoSt): once loaded, a PoSt circuit's keys stay resident, counted
+// in the host's key bytes like every other circuit's.
+type PoStScheme struct {
+	*keyring
+}
+
+var (
+	_ scheme.Scheme     = (*PoStScheme)(nil)
+	_ scheme.Admitter   = (*PoStScheme)(nil)
+	_ scheme.Identifier = (*PoStScheme)(nil)
+	_ scheme.KeyMaker   = (*PoStScheme)(nil)
+)
+
+// PoSt is Filecoin's PoSt scheme over the same parameters and loads.
+func (s *Scheme) PoSt() *PoStScheme { return &PoStScheme{s.keyring} }
+
+// postInfo is the registered PoSt proof of a profile: filecoin-proofs-api's
+// name alone, so that one proof has one name in identities.
+func postInfo(proof string) (proofs.PoStProofInfo, error) {
+	info, err := proofs.PoStByName(proof)
+	if err != nil {
+		return info, err
+	}
+	if info.Name != proof {
+		return info, fmt.Errorf("registered PoSt proof %q: c2flow names it by filecoin-proofs-api's name, %s", proof, info.Name)
+	}
+	return info, nil
+}
+
+// postSpec is a PoSt proof's circuit: window V1 and V1_2 of a size share
+// it (their challenges differ, not the circuit), as they share Filecoin's
+// parameter files.
+func postSpec(info proofs.PoStProofInfo) (*spec, error) {
+	s := circuit.PoStShapeOf(info)
+	c, err := circuit.CountPoSt(s)
+	if err != nil {
+		return nil, err
+	}
+	params, _ := info.ParamsFiles()
+	return &spec{
+		name: info.Name, key: "post " + s.String(), sectorSize: info.SectorSize, numInputs: s.NumInputs(),
+		// The published name ends in the SHA-256 of the public parameters:
+		// a development setup replaces that with its own identifier.
+		prefix:    params[:strings.LastIndexByte(params, '-')+1],
+		published: strings.TrimSuffix(params, ".params"),
+		shapeName: "post-" + info.Name,
+		record:    func() (*r1cs.Shape, error) { return recordPoStShape(s) },
+		known:     Counts{Inputs: c.Inputs, Aux: c.Aux, Constraints: c.Constraints + c.Inputs}, knownOK: true,
+	}, nil
+}
+
+// recordPoStShape records the blank PoSt circuit of s in memory,
+// per-input constraints appended.
+func recordPoStShape(s circuit.PoStShape) (*r1cs.Shape, error) {
+	sh := r1cs.NewShape()
+	if err := circuit.SynthesizePoSt(sh, s, nil); err != nil {
+		return nil, err
+	}
+	sh.AppendInputConstraints()
+	return sh, sh.Err()
+}
+
+func (*PoStScheme) spec(proof string) (*spec, error) {
+	info, err := postInfo(proof)
+	if err != nil {
+		return nil, fmt.Errorf("filecoin PoSt circuit: %w", err)
+	}
+	return postSpec(info)
+}
+
+// Name implements scheme.Scheme.
+func (*PoStScheme) Name() string { return "filecoin-post" }
+
+// Proofs implements scheme.Scheme: every registered PoSt proof.
+func (*PoStScheme) Proofs() []string { return proofs.PoStNames() }
+
+// Owns implements scheme.Scheme.
+func (*PoStScheme) Owns(proof string) bool {
+	_, err := postInfo(proof)
+	return err == nil
+}
+
+// Recognize implements scheme.Identifier: a PoStInput file.
+func (*PoStScheme) Recognize(h scheme.Head) bool { return h.Has("registered_post_proof") }
+
+// C2Ext implements scheme.Identifier: the proof's 192 bytes, as Filecoin's.
+func (*PoStScheme) C2Ext() string { return ".proof" }
+
+// MaxC1Bytes implements scheme.Scheme: MaxPoStInputBytes.
+func (*PoStScheme) MaxC1Bytes(proof string) (int64, error) {
+	info, err := postInfo(proof)
+	if err != nil {
+		return 0, err
+	}
+	return MaxPoStInputBytes(info), nil
+}
+
+// EnsureKeys implements scheme.KeyMaker as Scheme.EnsureKeys does: with
+// dev, a DEVELOPMENT setup of the PoSt circuit (2KiB and 8MiB) in
+// Filecoin's format, published.
+func (s *PoStScheme) EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
+	if _, err := postInfo(proof); err != nil {
+		return err
+	}
+	return s.ensureKeys(ctx, proof, dev, notes)
+}
+
+// Identify implements scheme.Identifier: a PoStInput names its prover and
+// proof; hints, where given, must agree (the sector hint with its first
+// sector). Its vanilla proofs are verified natively.
+func (s *PoStScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, error) {
+	in, err := DecodePoStInput(raw)
+	if err != nil {
+		return job.SectorRef{}, err
+	}
+	if h.ProverID != "" {
+		p, err := seal.ParseHex32(h.ProverID)
+		if err != nil {
+			return job.SectorRef{}, fmt.Errorf("--prover-id: %w", err)
+		}
+		if p != in.ProverID {
+			return job.SectorRef{}, fmt.Errorf("--prover-id %x, but the PoSt input is of prover %x", p, in.ProverID)
+		}
+	}
+	if h.SectorID != "" && h.SectorID != fmt.Sprint(in.FirstSector()) {
+		return job.SectorRef{}, fmt.Errorf("--sector-id %s, but the PoSt input's first sector is %d", h.SectorID, in.FirstSector())
+	}
+	ref, _, err := s.bind(ctx, in)
+	return ref, err
+}
+
+// bind verifies in's vanilla proofs natively and gives its identity and
+// canonical bytes.
+func (s *PoStScheme) bind(ctx context.Context, in *PoStInput) (job.SectorRef, []byte, error) {
+	raw, err := in.Encode()
+	if err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	ref := job.NewSectorRef(in.ProverID, in.FirstSector(), raw)
+	ref.Profile = in.Proof.Name
+	sec, err := NewPoStSector(in)
+	if err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	if err := sec.Verify(ctx); err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	return ref, raw, nil
+}
+
+// Decode implements scheme.Scheme (DecodePoSt).
+func (s *PoStScheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error) {
+	return s.DecodePoSt(raw, id)
+}
+
+// DecodePoSt decodes a PoStInput strictly (DecodePoStInput), checks that
+// it is id's (its prover, first sector and, where id names one, its
+// proof) and lays out its partition, verifying every opening natively
+// (post.NewPartition): a bad one names its sector and challenge.
+func (*PoStScheme) DecodePoSt(raw []byte, id job.SectorRef) (*PoStSector, error) {
+	in, err := DecodePoStInput(raw)
+	if err != nil {
+		return nil, err
+	}
+	if id.Profile != "" && id.Profile != in.Proof.Name {
+		return nil, fmt.Errorf("PoSt input: of %s, not of the declared %s: %w", in.Proof.Name, id.Profile, ErrBadPoStInput)
+	}
+	if p := hex.EncodeToString(in.ProverID[:]); p != id.ProverID {
+		return nil, fmt.Errorf("PoSt input: of prover %s, not of the job's prover %s: %w", p, id.ProverID, ErrBadPoStInput)
+	}
+	if in.FirstSector() != id.SectorID {
+		return nil, fmt.Errorf("PoSt input: first sector %d, not the job's %d: %w", in.FirstSector(), id.SectorID, ErrBadPoStInput)
+	}
+	return NewPoStSector(in)
+}
+
+// PartitionBytes implements scheme.Scheme: by the PoSt circuit's counts
+// (circuit.CountPoSt, exact and quick).
+func (s *PoStScheme) PartitionBytes(ctx context.Context, proof string) (int64, error) {
+	sp, err := s.spec(proof)
+	if err != nil {
+		return 0, err
+	}
+	return s.partitionBytes(ctx, sp)
+}
+
+// Circuit implements scheme.Scheme: the PoSt circuit with its keys
+// (v28-proof-of-spacetime-fallback-... .params/.vk, located and checked
+// like a seal proof's), loaded on first use and kept.
+func (s *PoStScheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
+	sp, err := s.spec(proof)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.circuit(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	return &PoStCircuit{PoStVerifier{k: k}}, nil
+}
+
+// Verifier implements scheme.Scheme: over the loaded circuit's keys, else
+// the .vk alone.
+func (s *PoStScheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
+	sp, err := s.spec(proof)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.verifier(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	return &PoStVerifier{k: k}, nil
+}
+
+// Kinds implements scheme.Admitter: WindowPoSt partitions and WinningPoSt.
+func (*PoStScheme) Kinds() []string {
+	return []string{scheme.KindWindowPoSt, scheme.KindWinningPoSt}
+}
+
+// Admit implements scheme.Admitter for a PoSt request as Curio's
+// WindowPoStCuzk and WinningPoStCuzk send it (curio lib/ffi/cuzk_funcs.go):
+// registered_proof by go-state-types' number (a window proof for a window
+// request, a winning proof for a winning one), sector_size where given
+// the proof's, one vanilla proof a sector (GenerateSingleVanillaProof's
+// bincode) sorted by sector number, the 32-byte randomness (masked here as
+// Curio masks it), the miner and, for a window partition, its index. The
+// vanilla proofs are bounded and counted before they are decoded, and
+// verified natively: a bad one fails the request, naming its sector and
+// challenge. The input stored is the canonical PoStInput.
+func (s *PoStScheme) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, []byte, error) {
+	if r.RegisteredProof > math.MaxInt64 {
+		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, proofs.ErrUnknown)
+	}
+	info, err := proofs.LookupPoSt(proofs.RegisteredPoStProof(r.RegisteredProof))
+	if err != nil {
+		return job.SectorRef{}, nil, fmt.Errorf("registered_proof: %w", err)
+	}
+	want := proofs.PoStWindow
+	if r.Kind == scheme.KindWinningPoSt {
+		want = proofs.PoStWinning
+	}
+	if info.Type != want {
+		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d is %s (%s), not a %s proof", r.RegisteredProof, info.ChainName, info.Type, want)
+	}
+	if r.SectorSize != 0 && r.SectorSize != info.SectorSize {
+		return job.SectorRef{}, nil, fmt.Errorf("sector_size %d, but registered_proof %d (%s) has %d-byte sectors", r.SectorSize, r.RegisteredProof, info.ChainName, info.SectorSize)
+	}
+	if len(r.Randomness) != 32 {
+		return job.SectorRef{}, nil, fmt.Errorf("randomness: %d bytes, a PoSt's is 32", len(r.Randomness))
+	}
+	if len(r.Envelope) != 0 {
+		return job.SectorRef{}, nil, errors.New("vanilla_proof is set: a PoSt request carries its sectors' vanilla proofs in vanilla_proofs, one a sector")
+	}
+	in := &PoStInput{Proof: info, ProverID: proofs.ProverID(r.MinerID), Randomness: post.MaskRandomness([32]byte(r.Randomness)), Partition: int(r.PartitionIndex)}
+	if err := checkPartitionIndex(info, in.Partition); err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	if in.Vanilla, err = decodeVanillas(info, r.Vanilla, "vanilla_proofs"); err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	return s.bind(ctx, in)
+}
+
+// PoStSector is a decoded PoSt input, laid out as its partition's circuit
+// takes it, or a partition's public data alone (PoStPublic).
+type PoStSector struct {
+	in   *PoStInput
+	part *post.Partition
+	// verified is set once the vanilla proofs have verified natively
+	// (NewPoStSector lays them out and verifies them in one pass).
+	verified bool
+}
+
+var _ scheme.Sector = (*PoStSector)(nil)
+
+// NewPoStSector lays out in's partition and verifies every vanilla proof
+// natively (post.NewPartition): an error names the sector and challenge
+// and wraps ErrBadPoStInput.
+func NewPoStSector(in *PoStInput) (*PoStSector, error) {
+	p, err := post.NewPartition(in.Proof, in.Randomness, in.Partition, in.Vanilla)
+	if err != nil {
+		return nil, fmt.Errorf("%s partition %d of prover %x: %w: %w", in.Proof.Name, in.Partition, in.ProverID[:8], err, ErrBadPoStInput)
+	}
+	return &PoStSector{in: in, part: p, verified: true}, nil
+}
+
+// PoStPublic is a partition's public data alone, without vanilla proofs:
+// what verifying its proof needs (verify_window_post's chunk k of the
+// replicas, verify_winning_post's one sector). Its Verify is an error.
+func PoStPublic(info proofs.PoStProofInfo, proverID, randomness [32]byte, k int, replicas []post.PublicSector) (*PoStSector, error) {
+	if err := checkPartitionIndex(info, k); err != nil {
+		return nil, err
+	}
+	for i := 1; i < len(replicas); i++ {
+		if replicas[i].ID <= replicas[i-1].ID {
+			return nil, fmt.Errorf("%s: replica %d (sector %d) after sector %d: replicas are sorted by sector number, each once", info.Name, i, replicas[i].ID, replicas[i-1].ID)
+		}
+	}
+	p, err := post.NewPublicPartition(info, randomness, k, slices.Clone(replicas))
+	if err != nil {
+		return nil, err
+	}
+	return &PoStSector{in: &PoStInput{Proof: info, ProverID: proverID, Randomness: randomness, Partition: k}, part: p}, nil
+}
+
+// Input is the sector's decoded input (no vanilla proofs for PoStPublic's).
+func (s *PoStSector) Input() *PoStInput { return s.in }
+
+// String names the job in errors.
+func (s *PoStSector) String() string {
+	if s.in.Proof.Type == proofs.PoStWinning {
+		return fmt.Sprintf("%s of prover %x", s.in.Proof.Name, s.in.ProverID[:8])
+	}
+	return fmt.Sprintf("%s partition %d of prover %x", s.in.Proof.Name, s.in.Partition, s.in.ProverID[:8])
+}
+
+func (s *PoStSector) partitionID(int) string {
+	return prover.PartitionID(hex.EncodeToString(s.in.ProverID[:]), s.in.FirstSector(), s.in.Partition)
+}
+
+// Proof implements scheme.Sector: the registered PoSt proof's name.
+func (s *PoStSector) Proof() string { return s.in.Proof.Name }
+
+// Partitions implements scheme.Sector: a job is one partition.
+func (s *PoStSector) Partitions() int { return 1 }
+
+// C2Bytes implements scheme.Sector: one 192-byte proof.
+func (s *PoStSector) C2Bytes() int64 { return groth.ProofSize }
+
+// Verify implements scheme.Sector: the vanilla proofs verified natively
+// when the sector was laid out (NewPoStSector); a public-only sector has
+// none to verify.
+func (s *PoStSector) Verify(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !s.verified {
+		return fmt.Errorf("%s: public data only, no vanilla proofs: %w", s, ErrBadPoStInput)
+	}
+	return nil
+}
+
+// PublicInputs are the partition's public inputs, from its public data
+// (post.Partition.PublicInputs); k is the pipeline's one partition, 0.
+func (s *PoStSector) PublicInputs(k int) ([]fr.Element, error) {
+	if k != 0 {
+		return nil, fmt.Errorf("%s: partition %d of a one-partition job", s, k)
+	}
+	return s.part.PublicInputs()
+}
+
+// PoStVerifier assembles and verifies PoSt proofs with the PoSt circuit's
+// verifying key.
+type PoStVerifier struct {
+	k *keys
+}
+
+var _ scheme.Verifier = (*PoStVerifier)(nil)
+
+// PoStCircuit is a PoSt proof's circuit with its keys.
+type PoStCircuit struct {
+	PoStVerifier
+}
+
+var _ scheme.Circuit = (*PoStCircuit)(nil)
+
+// Describe names the verifier's key for a person.
+func (v *PoStVerifier) Describe() string { return (&Verifier{k: v.k}).Describe() }
+
+// Digests implements scheme.Verifier.
+func (v *PoStVerifier) Digests() scheme.Digests { return v.k.digests }
+
+// sector returns s as a PoSt sector of this circuit.
+func (v *PoStVerifier) sector(s scheme.Sector) (*PoStSector, error) {
+	sec, ok := s.(*PoStSector)
+	if !ok {
+		return nil, v.k.wrap(fmt.Errorf("filecoin PoSt circuit (%s): not a PoSt job (%T)", v.k.key, s))
+	}
+	sp, err := postSpec(sec.in.Proof)
+	if err != nil {
+		return nil, err
+	}
+	if sp.key != v.k.key {
+		return nil, v.k.wrap(fmt.Errorf("filecoin PoSt circuit (%s): %s is of another circuit (%s)", v.k.key, sec, sp.key))
+	}
+	return sec, nil
+}
+
+// Assemble implements scheme.Verifier: the one 192-byte proof, decoded
+// first.
+func (v *PoStVerifier) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
+	sec, err := v.sector(s)
+	if err != nil {
+		return nil, err
+	}
+	return v.k.assemble(sec, parts)
+}
+
+// VerifyC2 implements scheme.Verifier: exactly one 192-byte proof, verified
+// with the .vk against the partition's public inputs (filecoin-proofs'
+// verify_window_post for one partition, verify_winning_post).
+func (v *PoStVerifier) VerifyC2(s scheme.Sector, proof []byte) error {
+	sec, err := v.sector(s)
+	if err != nil {
+		return err
+	}
+	return v.k.verifyProofs(sec, proof)
+}
+
+func (c *PoStCircuit) partition(s scheme.Sector, k int) (*PoStSector, string, error) {
+	sec, err := c.sector(s)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := c.k.partition(sec, k)
+	return sec, id, err
+}
+
+// Prover implements scheme.Circuit: a split prover over the keys (a new
+// value each call).
+func (c *PoStCircuit) Prover() *prover.Prover {
+	p := *c.k.prover
+	return &p
+}
+
+// PartitionBytes implements scheme.Circuit: Counts.Bytes of the recorded
+// circuit.
+func (c *PoStCircuit) PartitionBytes() int64 { return c.k.counts.Bytes() }
+
+// Synthesize implements scheme.Circuit: the partition's witness from its
+// verified vanilla proofs (post.Partition.Witness) through the PoSt
+// circuit.
+func (c *PoStCircuit) Synthesize(ctx context.Context, s scheme.Sector, k int) (*prover.Solution, error) {
+	sec, id, err := c.partition(s, k)
+	if err != nil {
+		return nil, err
+	}
+	if !sec.verified {
+		return nil, fmt.Errorf("synthesize %s: public data only, no vanilla proofs: %w", id, ErrBadPoStInput)
+	}
+	return c.k.synthesize(ctx, sec, k, id, func(wit *r1cs.Witness) error {
+		w, err := sec.part.Witness()
+		if err != nil {
+			return err
+		}
+		return circuit.SynthesizePoSt(wit, sec.part.Shape(), w)
+	})
+}
+
+// VerifyPartition implements scheme.Circuit.
+func (c *PoStCircuit) VerifyPartition(s scheme.Sector, k int, proof *groth16bls.Proof) error {
+	sec, id, err := c.partition(s, k)
+	if err != nil {
+		return err
+	}
+	return c.k.verifyPartition(sec, k, id, proof)
+}
+
+// EncodePartition implements scheme.Circuit: the 192-byte proof.
+func (c *PoStCircuit) EncodePartition(proof *groth16bls.Proof) ([]byte, error) {
+	return c.k.encodePartition(proof)
+}
