@@ -16,6 +16,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/prover"
 )
 
@@ -203,16 +204,22 @@ func postLine(t *testing.T, rec *postRecord, mut func(r *postRecord)) string {
 	return string(b)
 }
 
-// runVP runs verify-post over one record file of lines and returns its
-// output lines and error.
+// runVP runs verify-post --vk over one record file of lines and returns
+// its output lines and error.
 func runVP(t *testing.T, vk string, lines []string) ([]string, error) {
+	t.Helper()
+	return runVPWith(t, []string{"--vk", vk}, lines)
+}
+
+// runVPWith runs verify-post with flags over one record file of lines.
+func runVPWith(t *testing.T, flags []string, lines []string) ([]string, error) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "records.json")
 	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out, log bytes.Buffer
-	err := verifyPost(context.Background(), []string{"--vk", vk, p}, &out, &log)
+	err := verifyPost(context.Background(), append(flags, p), &out, &log)
 	t.Logf("verify-post: %v; %s", err, strings.TrimSpace(log.String()))
 	s := strings.TrimSpace(out.String())
 	if s == "" {
@@ -311,6 +318,23 @@ func TestVerifyPost2KiB(t *testing.T) {
 				t.Logf("%s: %s", b.name, lines[i])
 				if !strings.Contains(lines[i], fmt.Sprintf(":%d: invalid: ", i+1)) || !strings.Contains(lines[i], b.want) {
 					t.Errorf("%s: %q, want invalid naming %q", b.name, lines[i], b.want)
+				}
+			}
+			// The same records under --filecoin-params: the scheme's
+			// verifier finds the key in a parameter directory holding
+			// this circuit's development setup alone.
+			params := t.TempDir()
+			if _, err := snark.DevSetup(context.Background(), info.Name, params, fctest.Setups(), nil); err != nil {
+				t.Fatal(err)
+			}
+			lines, err = runVPWith(t, []string{"--filecoin-params", params}, []string{good, bad[0].line, bad[1].line, bad[3].line, bad[7].line})
+			if err == nil || len(lines) != 5 || !strings.Contains(lines[0], wantOK) {
+				t.Fatalf("--filecoin-params: %v\n%s", err, strings.Join(lines, "\n"))
+			}
+			for i, want := range []string{"pairing check failed", "pairing check failed", "partition " + fmt.Sprint(parts-1), "no verifying key"} {
+				t.Logf("--filecoin-params: %s", lines[i+1])
+				if !strings.Contains(lines[i+1], ": invalid: ") || !strings.Contains(lines[i+1], want) {
+					t.Errorf("--filecoin-params: %q, want invalid naming %q", lines[i+1], want)
 				}
 			}
 			// Random damage: whatever a byte becomes, a line is answered.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -23,6 +24,9 @@ import (
 	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/filecoin/snark"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // RunVerifyPost verifies WindowPoSt and WinningPoSt proofs, one JSON
@@ -63,9 +67,7 @@ func verifyPost(ctx context.Context, args []string, out, logw io.Writer) error {
 		}
 		v = &vkPoStVerifier{pvk: vk.Prepare(), path: *vkPath}
 	} else {
-		if v, err = paramsPoStVerifier(*params); err != nil {
-			return fmt.Errorf("verify-post: %w", err)
-		}
+		v = newSchemePoStVerifier(*params)
 	}
 	var ok, invalid int
 	t0 := time.Now()
@@ -376,8 +378,55 @@ func (v *vkPoStVerifier) verify(_ context.Context, info proofs.PoStProofInfo, re
 	return v.pvk.VerifyPartitions(ps, inputs)
 }
 
-// paramsPoStVerifier verifies with the keys of a Filecoin parameter
-// directory.
-func paramsPoStVerifier(dir string) (postVerifier, error) {
-	return nil, fmt.Errorf("--filecoin-params %s: not implemented yet (the PoSt scheme's verifier); use --vk", dir)
+// schemePoStVerifier verifies with the PoSt scheme's verifiers over a
+// Filecoin parameter directory (--filecoin-params): each record's key is
+// located by its proof's published name (digest-checked against
+// parameters.json) or, for a development setup, its IC count, and loaded
+// once. It verifies partition by partition, as the pipeline verifies a
+// partition's job (snark.PoStPublic: chunk k of the replicas).
+type schemePoStVerifier struct {
+	set       scheme.Set
+	dir       string
+	verifiers map[string]scheme.Verifier
+}
+
+func newSchemePoStVerifier(dir string) *schemePoStVerifier {
+	return &schemePoStVerifier{set: registry.Schemes(registry.Options{FilecoinParams: dir}), dir: dir, verifiers: map[string]scheme.Verifier{}}
+}
+
+func (v *schemePoStVerifier) describe() string {
+	var keys []string
+	for name, ver := range v.verifiers {
+		keys = append(keys, name+": "+describeKey(ver))
+	}
+	slices.Sort(keys)
+	return fmt.Sprintf("Filecoin parameters %s; %s", v.dir, strings.Join(keys, "; "))
+}
+
+func (v *schemePoStVerifier) verify(ctx context.Context, info proofs.PoStProofInfo, rec *postRecord, replicas []post.PublicSector, parts [][]byte) error {
+	ver := v.verifiers[info.Name]
+	if ver == nil {
+		sc, err := v.set.For(info.Name)
+		if err != nil {
+			return err
+		}
+		if ver, err = sc.Verifier(ctx, info.Name); err != nil {
+			return fmt.Errorf("no verifying key: %w", err)
+		}
+		v.verifiers[info.Name] = ver
+	}
+	for k, b := range parts {
+		chunk := replicas
+		if info.Type == proofs.PoStWindow {
+			chunk = replicas[k*info.SectorCount : min(len(replicas), (k+1)*info.SectorCount)]
+		}
+		sec, err := snark.PoStPublic(info, rec.ProverID, rec.Randomness, k, chunk)
+		if err != nil {
+			return fmt.Errorf("partition %d: %w", k, err)
+		}
+		if err := ver.VerifyC2(sec, b); err != nil {
+			return fmt.Errorf("partition %d: %w", k, err)
+		}
+	}
+	return nil
 }
