@@ -295,6 +295,7 @@ func TestVerifyPost2KiB(t *testing.T) {
 				{"replica field", strings.Replace(good, `"sector_id":`, `"sector":1,"sector_id":`, 1), `unknown field "sector"`},
 				{"no replicas", postLine(t, rec, func(r *postRecord) { r.Replicas = []postReplica{} }), "0 replicas"},
 				{"trailing text", good + " x", "not a JSON object"},
+				{"huge line", strings.Repeat(" ", maxRecordLine+1), "over the 16 MiB a record may take"},
 			}
 			if info.Type == proofs.PoStWindow {
 				bad = append(bad,
@@ -350,4 +351,32 @@ func TestVerifyPost2KiB(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParsePostRecord: whatever the line, the parser answers (a record or
+// an error) without panicking, and a record it accepts has the shape
+// verification relies on.
+func FuzzParsePostRecord(f *testing.F) {
+	rec := postRecord{RegisteredProof: "StackedDrgWindow2KiBV1_2", Replicas: []postReplica{{SectorID: 1}, {SectorID: 2}, {SectorID: 3}}, Proof: make([]byte, 384)}
+	b, err := json.Marshal(&rec)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	rec = postRecord{RegisteredProof: "StackedDrgWinning2KiBV1", Replicas: []postReplica{{SectorID: 9}}, Proof: make([]byte, 192)}
+	if b, err = json.Marshal(&rec); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"registered_proof":10,"prover_id":[null],"randomness":[1.5],"replicas":[{}],"proof":[-1]}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, info, err := parsePostRecord(line)
+		if err != nil {
+			return
+		}
+		n := len(r.Proof) / proofs.SinglePartitionProofLen
+		if len(r.Proof) == 0 || len(r.Proof)%proofs.SinglePartitionProofLen != 0 || info.Partitions(len(r.Replicas)) != n || sortedReplicas(r.Replicas) != nil {
+			t.Fatalf("accepted a record of %d proof bytes and %d replicas", len(r.Proof), len(r.Replicas))
+		}
+	})
 }
