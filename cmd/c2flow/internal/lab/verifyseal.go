@@ -69,13 +69,29 @@ func verifySeal(ctx context.Context, args []string, out, logw io.Writer) error {
 }
 
 func verifySealFile(ctx context.Context, name string, pvk *groth.PreparedVerifyingKey, sectorSize uint64, out io.Writer, ok, invalid, skipped *int) error {
+	return eachRecordLine(ctx, "verify-seal", name, func(n int, line []byte, size int64) {
+		if size > maxRecordLine {
+			// Not a record: report it and go on with the next line.
+			*invalid++
+			fmt.Fprintf(out, "%s:%d: invalid: line of %d bytes, over the %d MiB a record may take\n", name, n, size, maxRecordLine>>20)
+			return
+		}
+		checkSealLine(name, n, line, pvk, sectorSize, out, ok, invalid, skipped)
+	})
+}
+
+// eachRecordLine calls check with each line of the record file name ("-":
+// stdin), numbered from 1, without its newline and surrounding space, and
+// its size; a line over maxRecordLine (size says so) comes without its
+// bytes. cmd names the command in errors.
+func eachRecordLine(ctx context.Context, cmd, name string, check func(n int, line []byte, size int64)) error {
 	var r io.Reader
 	if name == "-" {
 		r = os.Stdin
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return fmt.Errorf("verify-seal: %w", err)
+			return fmt.Errorf("%s: %w", cmd, err)
 		}
 		defer f.Close()
 		r = f
@@ -87,18 +103,12 @@ func verifySealFile(ctx context.Context, name string, pvk *groth.PreparedVerifyi
 		}
 		raw, size, err := readRecordLine(br, maxRecordLine)
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("verify-seal: reading %s at line %d: %w", name, n, err)
+			return fmt.Errorf("%s: reading %s at line %d: %w", cmd, name, n, err)
 		}
 		if size == 0 && err == io.EOF {
 			return nil
 		}
-		if size > maxRecordLine {
-			// Not a record: report it and go on with the next line.
-			*invalid++
-			fmt.Fprintf(out, "%s:%d: invalid: line of %d bytes, over the %d MiB a record may take\n", name, n, size, maxRecordLine>>20)
-		} else {
-			checkSealLine(name, n, bytes.TrimSpace(raw), pvk, sectorSize, out, ok, invalid, skipped)
-		}
+		check(n, bytes.TrimSpace(raw), size)
 		if err == io.EOF {
 			return nil
 		}
