@@ -98,7 +98,9 @@ func (k keeper) run(ctx context.Context) (context.Context, func()) {
 			switch {
 			case err == nil:
 				last = k.now()
-			case temporal.IsCanceledError(err):
+			case temporal.IsCanceledError(err), errors.Is(err, activity.ErrActivityPaused), errors.Is(err, activity.ErrActivityReset):
+				// An operator's pause or reset ends the attempt as the SDK
+				// would.
 				if k.canceled != nil {
 					k.canceled()
 				}

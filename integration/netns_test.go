@@ -261,8 +261,8 @@ func TestNetnsHostCutOffInDevicePhase(t *testing.T) {
 	if want := []string{storage.ManifestKey(ref), storage.C2Key(ref)}; len(keys) != 2 || !sameSet(keys, want) {
 		t.Errorf("objects under c2/: %v, want %v", keys, want)
 	}
-	// Cut off, host a's SDK gave up its heartbeats and canceled the device
-	// phase itself: its result never reached Temporal, which had timed the
+	// Cut off, host a's heartbeats gave up (none got through for the
+	// heartbeat timeout) and it canceled the device phase itself: its result never reached Temporal, which had timed the
 	// activity out and handed the partition to b.
 	waitOutput(t, aOut, "DevicePhase canceled on host a", 10*time.Second)
 	if err := b.stop(); err != nil {
