@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/groth"
@@ -230,7 +229,7 @@ func (s *PoStScheme) Circuit(ctx context.Context, proof string) (scheme.Circuit,
 	if err != nil {
 		return nil, err
 	}
-	return &PoStCircuit{PoStVerifier{k: k}}, nil
+	return &PoStCircuit{PoStVerifier{k: k, kind: "PoSt"}}, nil
 }
 
 // Verifier implements scheme.Scheme: over the loaded circuit's keys, else
@@ -244,7 +243,7 @@ func (s *PoStScheme) Verifier(ctx context.Context, proof string) (scheme.Verifie
 	if err != nil {
 		return nil, err
 	}
-	return &PoStVerifier{k: k}, nil
+	return &PoStVerifier{k: k, kind: "PoSt"}, nil
 }
 
 // Kinds implements scheme.Admitter: WindowPoSt partitions and WinningPoSt.
@@ -384,114 +383,32 @@ func (s *PoStSector) PublicInputs(k int) ([]fr.Element, error) {
 	return s.part.PublicInputs()
 }
 
-// PoStVerifier assembles and verifies PoSt proofs with the PoSt circuit's
-// verifying key.
-type PoStVerifier struct {
-	k *keys
-}
+// circuitSpec is the PoSt circuit of the job's proof.
+func (s *PoStSector) circuitSpec() (*spec, error) { return postSpec(s.in.Proof) }
 
-var _ scheme.Verifier = (*PoStVerifier)(nil)
-
-// PoStCircuit is a PoSt proof's circuit with its keys.
-type PoStCircuit struct {
-	PoStVerifier
-}
-
-var _ scheme.Circuit = (*PoStCircuit)(nil)
-
-// Describe names the verifier's key for a person.
-func (v *PoStVerifier) Describe() string { return (&Verifier{k: v.k}).Describe() }
-
-// Digests implements scheme.Verifier.
-func (v *PoStVerifier) Digests() scheme.Digests { return v.k.digests }
-
-// sector returns s as a PoSt sector of this circuit.
-func (v *PoStVerifier) sector(s scheme.Sector) (*PoStSector, error) {
-	sec, ok := s.(*PoStSector)
-	if !ok {
-		return nil, v.k.wrap(fmt.Errorf("filecoin PoSt circuit (%s): not a PoSt job (%T)", v.k.key, s))
+// builder is the partition's witness from its verified vanilla proofs
+// (post.Partition.Witness) through the PoSt circuit.
+func (s *PoStSector) builder(int) (func(*r1cs.Witness) error, error) {
+	if !s.verified {
+		return nil, fmt.Errorf("public data only, no vanilla proofs: %w", ErrBadPoStInput)
 	}
-	sp, err := postSpec(sec.in.Proof)
-	if err != nil {
-		return nil, err
-	}
-	if sp.key != v.k.key {
-		return nil, v.k.wrap(fmt.Errorf("filecoin PoSt circuit (%s): %s is of another circuit (%s)", v.k.key, sec, sp.key))
-	}
-	return sec, nil
-}
-
-// Assemble implements scheme.Verifier: the one 192-byte proof, decoded
-// first.
-func (v *PoStVerifier) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
-	sec, err := v.sector(s)
-	if err != nil {
-		return nil, err
-	}
-	return v.k.assemble(sec, parts)
-}
-
-// VerifyC2 implements scheme.Verifier: exactly one 192-byte proof, verified
-// with the .vk against the partition's public inputs (filecoin-proofs'
-// verify_window_post for one partition, verify_winning_post).
-func (v *PoStVerifier) VerifyC2(s scheme.Sector, proof []byte) error {
-	sec, err := v.sector(s)
-	if err != nil {
-		return err
-	}
-	return v.k.verifyProofs(sec, proof)
-}
-
-func (c *PoStCircuit) partition(s scheme.Sector, k int) (*PoStSector, string, error) {
-	sec, err := c.sector(s)
-	if err != nil {
-		return nil, "", err
-	}
-	id, err := c.k.partition(sec, k)
-	return sec, id, err
-}
-
-// Prover implements scheme.Circuit: a split prover over the keys (a new
-// value each call).
-func (c *PoStCircuit) Prover() *prover.Prover {
-	p := *c.k.prover
-	return &p
-}
-
-// PartitionBytes implements scheme.Circuit: Counts.Bytes of the recorded
-// circuit.
-func (c *PoStCircuit) PartitionBytes() int64 { return c.k.counts.Bytes() }
-
-// Synthesize implements scheme.Circuit: the partition's witness from its
-// verified vanilla proofs (post.Partition.Witness) through the PoSt
-// circuit.
-func (c *PoStCircuit) Synthesize(ctx context.Context, s scheme.Sector, k int) (*prover.Solution, error) {
-	sec, id, err := c.partition(s, k)
-	if err != nil {
-		return nil, err
-	}
-	if !sec.verified {
-		return nil, fmt.Errorf("synthesize %s: public data only, no vanilla proofs: %w", id, ErrBadPoStInput)
-	}
-	return c.k.synthesize(ctx, sec, k, id, func(wit *r1cs.Witness) error {
-		w, err := sec.part.Witness()
+	return func(wit *r1cs.Witness) error {
+		w, err := s.part.Witness()
 		if err != nil {
 			return err
 		}
-		return circuit.SynthesizePoSt(wit, sec.part.Shape(), w)
-	})
+		return circuit.SynthesizePoSt(wit, s.part.Shape(), w)
+	}, nil
 }
 
-// VerifyPartition implements scheme.Circuit.
-func (c *PoStCircuit) VerifyPartition(s scheme.Sector, k int, proof *groth16bls.Proof) error {
-	sec, id, err := c.partition(s, k)
-	if err != nil {
-		return err
-	}
-	return c.k.verifyPartition(sec, k, id, proof)
-}
+// PoStVerifier assembles and verifies PoSt proofs with the PoSt circuit's
+// verifying key.
+type PoStVerifier = verifierOf[*PoStSector]
 
-// EncodePartition implements scheme.Circuit: the 192-byte proof.
-func (c *PoStCircuit) EncodePartition(proof *groth16bls.Proof) ([]byte, error) {
-	return c.k.encodePartition(proof)
-}
+// PoStCircuit is a PoSt proof's circuit with its keys.
+type PoStCircuit = circuitOf[*PoStSector]
+
+var (
+	_ scheme.Verifier = (*PoStVerifier)(nil)
+	_ scheme.Circuit  = (*PoStCircuit)(nil)
+)

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/groth"
@@ -185,7 +184,7 @@ func (s *UpdateScheme) Circuit(ctx context.Context, proof string) (scheme.Circui
 	if err != nil {
 		return nil, err
 	}
-	return &UpdateCircuit{UpdateVerifier{k: k}}, nil
+	return &UpdateCircuit{UpdateVerifier{k: k, kind: "update"}}, nil
 }
 
 // Verifier implements scheme.Scheme: over the loaded circuit's keys, else
@@ -199,7 +198,7 @@ func (s *UpdateScheme) Verifier(ctx context.Context, proof string) (scheme.Verif
 	if err != nil {
 		return nil, err
 	}
-	return &UpdateVerifier{k: k}, nil
+	return &UpdateVerifier{k: k, kind: "update"}, nil
 }
 
 // UpdateSector is a decoded update input with the public data its
@@ -290,114 +289,32 @@ func (s *UpdateSector) PublicInputs(k int) ([]fr.Element, error) {
 	return update.PublicInputs(s.shape, k, s.pub.H, s.pub.CommROld, s.pub.CommDNew, s.pub.CommRNew)
 }
 
-// UpdateVerifier assembles and verifies update proofs with the update
-// circuit's verifying key.
-type UpdateVerifier struct {
-	k *keys
-}
+// circuitSpec is the update circuit of the sector's proof.
+func (s *UpdateSector) circuitSpec() (*spec, error) { return updateSpec(s.in.Proof) }
 
-var _ scheme.Verifier = (*UpdateVerifier)(nil)
-
-// UpdateCircuit is an update proof's circuit with its keys.
-type UpdateCircuit struct {
-	UpdateVerifier
-}
-
-var _ scheme.Circuit = (*UpdateCircuit)(nil)
-
-// Describe names the verifier's key for a person.
-func (v *UpdateVerifier) Describe() string { return (&Verifier{k: v.k}).Describe() }
-
-// Digests implements scheme.Verifier.
-func (v *UpdateVerifier) Digests() scheme.Digests { return v.k.digests }
-
-// sector returns s as an update sector of this circuit.
-func (v *UpdateVerifier) sector(s scheme.Sector) (*UpdateSector, error) {
-	sec, ok := s.(*UpdateSector)
-	if !ok {
-		return nil, v.k.wrap(fmt.Errorf("filecoin update circuit (%s): not an update sector (%T)", v.k.key, s))
+// builder is partition k's witness from its vanilla proof
+// (update.PartitionProof.Witness) through the update circuit.
+func (s *UpdateSector) builder(k int) (func(*r1cs.Witness) error, error) {
+	if s.parts[k] == nil {
+		return nil, fmt.Errorf("no vanilla proof (public data only): %w", ErrBadUpdateInput)
 	}
-	sp, err := updateSpec(sec.in.Proof)
-	if err != nil {
-		return nil, err
-	}
-	if sp.key != v.k.key {
-		return nil, v.k.wrap(fmt.Errorf("filecoin update circuit (%s): %s is a %s update (%s)", v.k.key, sec, sec.in.Proof.Name, sp.key))
-	}
-	return sec, nil
-}
-
-// Assemble implements scheme.Verifier: the partitions' 192-byte proofs
-// concatenated in order, each decoded first.
-func (v *UpdateVerifier) Assemble(s scheme.Sector, parts [][]byte) ([]byte, error) {
-	sec, err := v.sector(s)
-	if err != nil {
-		return nil, err
-	}
-	return v.k.assemble(sec, parts)
-}
-
-// VerifyC2 implements scheme.Verifier: exactly one 192-byte proof per
-// partition, each verified with the .vk against its partition's public
-// inputs (filecoin-proofs' verify_empty_sector_update_proof).
-func (v *UpdateVerifier) VerifyC2(s scheme.Sector, proof []byte) error {
-	sec, err := v.sector(s)
-	if err != nil {
-		return err
-	}
-	return v.k.verifyProofs(sec, proof)
-}
-
-func (c *UpdateCircuit) partition(s scheme.Sector, k int) (*UpdateSector, string, error) {
-	sec, err := c.sector(s)
-	if err != nil {
-		return nil, "", err
-	}
-	id, err := c.k.partition(sec, k)
-	return sec, id, err
-}
-
-// Prover implements scheme.Circuit: a split prover over the keys (a new
-// value each call).
-func (c *UpdateCircuit) Prover() *prover.Prover {
-	p := *c.k.prover
-	return &p
-}
-
-// PartitionBytes implements scheme.Circuit: Counts.Bytes of the recorded
-// circuit.
-func (c *UpdateCircuit) PartitionBytes() int64 { return c.k.counts.Bytes() }
-
-// Synthesize implements scheme.Circuit: partition k's witness from its
-// vanilla proof (update.PartitionProof.Witness) through the update
-// circuit.
-func (c *UpdateCircuit) Synthesize(ctx context.Context, s scheme.Sector, k int) (*prover.Solution, error) {
-	sec, id, err := c.partition(s, k)
-	if err != nil {
-		return nil, err
-	}
-	if sec.parts[k] == nil {
-		return nil, fmt.Errorf("synthesize %s: no vanilla proof (public data only): %w", id, ErrBadUpdateInput)
-	}
-	return c.k.synthesize(ctx, sec, k, id, func(wit *r1cs.Witness) error {
-		w, err := sec.parts[k].Witness(sec.shape, k, sec.pub)
+	return func(wit *r1cs.Witness) error {
+		w, err := s.parts[k].Witness(s.shape, k, s.pub)
 		if err != nil {
 			return err
 		}
-		return circuit.SynthesizeUpdate(wit, sec.shape, w)
-	})
+		return circuit.SynthesizeUpdate(wit, s.shape, w)
+	}, nil
 }
 
-// VerifyPartition implements scheme.Circuit.
-func (c *UpdateCircuit) VerifyPartition(s scheme.Sector, k int, proof *groth16bls.Proof) error {
-	sec, id, err := c.partition(s, k)
-	if err != nil {
-		return err
-	}
-	return c.k.verifyPartition(sec, k, id, proof)
-}
+// UpdateVerifier assembles and verifies update proofs with the update
+// circuit's verifying key.
+type UpdateVerifier = verifierOf[*UpdateSector]
 
-// EncodePartition implements scheme.Circuit: the 192-byte proof.
-func (c *UpdateCircuit) EncodePartition(proof *groth16bls.Proof) ([]byte, error) {
-	return c.k.encodePartition(proof)
-}
+// UpdateCircuit is an update proof's circuit with its keys.
+type UpdateCircuit = circuitOf[*UpdateSector]
+
+var (
+	_ scheme.Verifier = (*UpdateVerifier)(nil)
+	_ scheme.Circuit  = (*UpdateCircuit)(nil)
+)
