@@ -50,10 +50,11 @@ type Host struct {
 	// spillOut makes this host's syntheses spill (see SetSpill).
 	spill    Spill
 	spillOut bool
-	// finalizeSlots bounds concurrent finalizes (nil: unbounded).
-	finalizeSlots chan struct{}
-	// validateSlots bounds concurrent C1 validations.
-	validateSlots chan struct{}
+	// finalizeSlots bounds concurrent finalizes (nil: unbounded), waiters
+	// served by priority.
+	finalizeSlots *prioSlots
+	// validateSlots bounds concurrent C1 validations, likewise.
+	validateSlots *prioSlots
 
 	ws      *witnesses
 	statsMu sync.Mutex
@@ -87,7 +88,7 @@ type HostStats struct {
 func NewHost(id string, phases Phases, slots *gpu.Slots, budget *Budget, log *slog.Logger) *Host {
 	return &Host{ID: id, Phases: phases, Slots: slots, Budget: budget, Log: log.With("host", id),
 		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget, log: log},
-		validateSlots: make(chan struct{}, 2)}
+		validateSlots: newPrioSlots(2)}
 }
 
 // DeviceOrder is a device phase's claim on a device, from its sector's
@@ -104,7 +105,7 @@ func DeviceOrder(in job.HandleInput) gpu.Order {
 // (CPU work); more wait inside the activity, heartbeating.
 func (h *Host) SetFinalizeSlots(n int) {
 	if n > 0 {
-		h.finalizeSlots = make(chan struct{}, n)
+		h.finalizeSlots = newPrioSlots(n)
 	}
 }
 
@@ -259,13 +260,11 @@ func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.Validate
 func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
 	// A few validations at once: each holds a whole C1 and its decoding.
 	// Priority 1 takes no slot: it never waits behind a batch of PoRep's.
-	if job.TaskPriority(in.Order.Priority) != gpu.Urgent {
-		select {
-		case h.validateSlots <- struct{}{}:
-			defer func() { <-h.validateSlots }()
-		case <-ctx.Done():
-			return job.ValidateOutput{}, ctx.Err()
+	if p := job.TaskPriority(in.Order.Priority); p != gpu.Urgent {
+		if err := h.validateSlots.acquire(ctx, p); err != nil {
+			return job.ValidateOutput{}, err
 		}
+		defer h.validateSlots.release()
 	}
 	out, err := h.Phases.Validate(ctx, in.SectorRef)
 	if err != nil {
@@ -594,11 +593,9 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		slot = nil
 	}
 	if slot != nil {
-		select {
-		case h.finalizeSlots <- struct{}{}:
-		case <-ctx.Done():
+		if err := slot.acquire(ctx, job.TaskPriority(w.priority)); err != nil {
 			h.ws.give(w)
-			return job.FinalizeOutput{}, ctx.Err()
+			return job.FinalizeOutput{}, err
 		}
 	}
 	type out struct {
@@ -610,7 +607,7 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		return out{proof, dur}, err
 	}, func(o out, err error, abandoned bool) {
 		if slot != nil {
-			<-slot
+			slot.release()
 		}
 		// Only now may a retry use the witness: the finalize is done with
 		// it. A proof made is kept, even for an abandoned attempt: a retry

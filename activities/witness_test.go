@@ -280,7 +280,9 @@ func TestHostQuarantinesAFaultyDevice(t *testing.T) {
 func TestUrgentFinalizeTakesNoSlot(t *testing.T) {
 	h, _, env := newFakeHost(t, 2)
 	h.SetFinalizeSlots(1)
-	h.finalizeSlots <- struct{}{} // a PoRep finalize running
+	if err := h.finalizeSlots.acquire(context.Background(), 3); err != nil { // a PoRep finalize running
+		t.Fatal(err)
+	}
 	so := synthesize(t, env, h.Synthesize, job.SynthInput{Partition: 0})
 	if _, err := env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: so.Witness, Order: job.DeviceOrder{Priority: 1}}); err != nil {
 		t.Fatal(err)
@@ -289,8 +291,8 @@ func TestUrgentFinalizeTakesNoSlot(t *testing.T) {
 		_, err := env.ExecuteActivity(h.Finalize, job.HandleInput{Witness: so.Witness})
 		return err
 	})
-	if n := len(h.finalizeSlots); n != 1 {
-		t.Fatalf("%d finalize slots taken after it, want the PoRep's alone", n)
+	if n := h.finalizeSlots.free; n != 0 {
+		t.Fatalf("%d finalize slots free after it, want the PoRep's still taken", n)
 	}
 }
 
@@ -299,8 +301,10 @@ func TestUrgentFinalizeTakesNoSlot(t *testing.T) {
 func TestUrgentValidationTakesNoSlot(t *testing.T) {
 	h, _, env := newFakeHost(t, 1)
 	env.RegisterActivity(h.ValidateC1)
-	for range cap(h.validateSlots) {
-		h.validateSlots <- struct{}{}
+	for h.validateSlots.free > 0 {
+		if err := h.validateSlots.acquire(context.Background(), 3); err != nil {
+			t.Fatal(err)
+		}
 	}
 	notBlocked(t, "a priority-1 validation", func() error {
 		_, err := env.ExecuteActivity(h.ValidateC1, job.SectorInput{Order: job.DeviceOrder{Priority: 1}})
