@@ -85,17 +85,17 @@ func (s Set) Recognize(head []byte) (Identifier, error) {
 	return nil, fmt.Errorf("not a C1 of any scheme (%s): its head has %s", s.names(), what)
 }
 
-// Identify gives the identity of a C1 file (its name and bytes): the
-// scheme whose format it is (Recognize) binds it to its prover and sector
-// and checks it natively (Scheme.Identify).
-func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Identifier, job.SectorRef, error) {
+// Identify gives the identity of a C1 file (its name and bytes) and its
+// canonical bytes: the scheme whose format it is (Recognize) binds it to
+// its prover and sector and checks it natively (Identifier.Identify).
+func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Identifier, job.SectorRef, []byte, error) {
 	sc, err := s.Recognize(raw)
 	if err != nil {
-		return nil, job.SectorRef{}, err
+		return nil, job.SectorRef{}, nil, err
 	}
-	id, err := sc.Identify(ctx, name, raw, h)
+	id, canon, err := sc.Identify(ctx, name, raw, h)
 	if err != nil {
-		return nil, job.SectorRef{}, err
+		return nil, job.SectorRef{}, nil, err
 	}
-	return sc, id, nil
+	return sc, id, canon, nil
 }
