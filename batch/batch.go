@@ -40,9 +40,10 @@ var ErrDeadlinePassed = errors.New("deadline passed")
 
 // Identify reads a C1 file for submission: it decodes and checks the
 // bytes (a Filecoin C1 natively, against the sector's identity) and returns
-// the sector's identity with its declared proof. An error names what is
-// wrong with the file.
-type Identify func(ctx context.Context, path string, raw []byte) (job.SectorRef, error)
+// the sector's identity with its declared proof, and the input's canonical
+// bytes, whose digest the identity holds and which are stored. An error
+// names what is wrong with the file.
+type Identify func(ctx context.Context, path string, raw []byte) (job.SectorRef, []byte, error)
 
 // UploadC1 identifies C1 files locally (identify) and stores them under
 // their content-addressed keys, returning the batch's sector identities
@@ -66,8 +67,8 @@ type Input struct {
 	Raw  []byte
 }
 
-// UploadInputs identifies inputs locally (identify) and stores them under
-// their content-addressed keys, returning the batch's sector identities. An
+// UploadInputs identifies inputs locally (identify) and stores their
+// canonical bytes under their content-addressed keys, returning the batch's sector identities. An
 // input that does not pass is an error here: nothing is submitted. The
 // same sector (prover, number) twice with different inputs is refused: one
 // submission proves one input per sector.
@@ -75,7 +76,7 @@ func UploadInputs(ctx context.Context, store *storage.Store, ins []Input, identi
 	var refs []job.SectorRef
 	seen := map[string]string{}
 	for _, in := range ins {
-		ref, err := identify(ctx, in.Name, in.Raw)
+		ref, canon, err := identify(ctx, in.Name, in.Raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
@@ -84,7 +85,7 @@ func UploadInputs(ctx context.Context, store *storage.Store, ins []Input, identi
 			return nil, fmt.Errorf("%s: %s is also in %s", in.Name, ref, prev)
 		}
 		seen[sector] = in.Name
-		if err := store.PutC1(ctx, ref, in.Raw); err != nil {
+		if err := store.PutC1(ctx, ref, canon); err != nil {
 			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
 		refs = append(refs, ref)

@@ -175,14 +175,16 @@ func UrgentTimeouts() Timeouts {
 }
 
 // SectorRef names a sector and its C1 in storage. A sector is (prover id,
-// sector number) plus the SHA-256 of its C1 bytes: the same sector number
-// of two provers, or one sector with a different C1, are different
-// sectors with different workflows and C2 objects. C1Digest is pinned at
-// submission; every activity that reads the C1 checks it.
+// sector number) plus the SHA-256 of its C1's canonical bytes (its
+// scheme's encoding of the decoded input, what is stored): the same
+// sector number of two provers, or one sector with a different C1, are
+// different sectors with different workflows and C2 objects; the same C1
+// in other bytes is the same sector. C1Digest is pinned at submission;
+// every activity that reads the C1 checks it.
 type SectorRef struct {
 	ProverID string `json:"prover_id"` // hex of the 32-byte prover id
 	SectorID uint64 `json:"sector_id"`
-	C1Digest string `json:"c1_digest"` // hex SHA-256 of the C1 bytes
+	C1Digest string `json:"c1_digest"` // hex SHA-256 of the C1's canonical bytes
 	// Profile is the registered proof the submitter declared (not part of
 	// the identity): a worker checks the C1 object's size against its
 	// bound before reading it, and the decoded C1 must be of it.

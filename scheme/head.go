@@ -37,9 +37,13 @@ func (h Head) Has(name string) bool {
 // a file (which may end mid-value: parsing stops there). It is a parse,
 // not a pattern: a field name inside a string or a nested object is not a
 // top-level field.
-func ReadHead(b []byte) Head {
+func ReadHead(b []byte) Head { return readFields(b[:min(len(b), HeadBytes)]) }
+
+// readFields parses the top-level fields of the JSON object b starts with,
+// as far as b reaches.
+func readFields(b []byte) Head {
 	h := Head{Strings: map[string]string{}}
-	dec := json.NewDecoder(bytes.NewReader(b[:min(len(b), HeadBytes)]))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return h
 	}
@@ -69,7 +73,11 @@ func ReadHead(b []byte) Head {
 // (each scheme's Recognize decides, from ReadHead's parse), or an error
 // naming what the file's head holds.
 func (s Set) Recognize(head []byte) (Identifier, error) {
-	h := ReadHead(head)
+	return s.recognize(ReadHead(head))
+}
+
+// recognize returns the scheme that recognizes a file by what h says of it.
+func (s Set) recognize(h Head) (Identifier, error) {
 	for _, sc := range s {
 		if id, ok := sc.(Identifier); ok && id.Recognize(h) {
 			return id, nil
@@ -85,17 +93,26 @@ func (s Set) Recognize(head []byte) (Identifier, error) {
 	return nil, fmt.Errorf("not a C1 of any scheme (%s): its head has %s", s.names(), what)
 }
 
-// Identify gives the identity of a C1 file (its name and bytes): the
-// scheme whose format it is (Recognize) binds it to its prover and sector
-// and checks it natively (Scheme.Identify).
-func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Identifier, job.SectorRef, error) {
+// Identify gives the identity of a C1 file (its name and bytes) and its
+// canonical bytes: the scheme whose format it is (Recognize, else by all
+// the file's top-level fields) binds it to its prover and sector and
+// checks it natively (Identifier.Identify).
+func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Identifier, job.SectorRef, []byte, error) {
 	sc, err := s.Recognize(raw)
-	if err != nil {
-		return nil, job.SectorRef{}, err
+	if err != nil && len(raw) > HeadBytes {
+		// The same content in other bytes is the same input: a file whose
+		// keys are in another order (a long field first) is routed by all
+		// its top-level fields, not its head's.
+		if all, aerr := s.recognize(readFields(raw)); aerr == nil {
+			sc, err = all, nil
+		}
 	}
-	id, err := sc.Identify(ctx, name, raw, h)
 	if err != nil {
-		return nil, job.SectorRef{}, err
+		return nil, job.SectorRef{}, nil, err
 	}
-	return sc, id, nil
+	id, canon, err := sc.Identify(ctx, name, raw, h)
+	if err != nil {
+		return nil, job.SectorRef{}, nil, err
+	}
+	return sc, id, canon, nil
 }

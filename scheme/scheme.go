@@ -84,10 +84,15 @@ type Identifier interface {
 	Recognize(h Head) bool
 	// Identify gives the identity of the file name whose bytes are raw (a
 	// file this scheme Recognizes): its prover, sector and proof, bound
-	// and checked natively. Hints say what the file may not (whose sector
-	// it is); a scheme whose files name their sector refuses them rather
-	// than ignore them. Every error is the file's or the hints' fault.
-	Identify(ctx context.Context, name string, raw []byte, h Hints) (job.SectorRef, error)
+	// and checked natively, and the input's canonical bytes, what is
+	// stored under the identity. The canonical bytes are a deterministic
+	// encoding of the decoded content, and the identity's digest is
+	// theirs: the same content in other bytes (whitespace, key order, a
+	// wrapper) is the same sector identity, and Decode reads them. Hints
+	// say what the file may not (whose sector it is); a scheme whose files
+	// name their sector refuses them rather than ignore them. Every error
+	// is the file's or the hints' fault.
+	Identify(ctx context.Context, name string, raw []byte, h Hints) (job.SectorRef, []byte, error)
 	// C2Ext is the file name extension of this scheme's C2 files (".c2",
 	// ".proof").
 	C2Ext() string

@@ -31,7 +31,10 @@ func (*Scheme) Kinds() []string { return []string{scheme.KindPoRep} }
 // bounded by its registered proof's C1 size before it is decoded; the
 // C1 is bound to the miner's prover id and the sector number (bindC1, as
 // Decode binds it) and its vanilla proofs must verify natively. The input
-// stored is the envelope itself (workers decode it as any Commit2In).
+// stored, and digested into the job's identity, is the C1's canonical
+// bytes (CanonicalC1), not the envelope: the same C1 in another envelope
+// (reindented, its keys reordered, its base64 in lines) is the same job,
+// and `c2flow submit` of its C1 file too.
 func (sc *Scheme) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, []byte, error) {
 	if r.RegisteredProof > math.MaxInt64 {
 		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, proofs.ErrUnknown)
@@ -82,9 +85,7 @@ func (sc *Scheme) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, [
 	if err := s.Verify(ctx); err != nil {
 		return job.SectorRef{}, nil, fmt.Errorf("the C1 does not verify natively: %w", err)
 	}
-	ref := job.NewSectorRef(prover, r.SectorNumber, r.Envelope)
-	ref.Profile = info.Name
-	return ref, r.Envelope, nil
+	return canonicalRef(a.C1, prover, r.SectorNumber)
 }
 
 // Kinds implements scheme.Admitter: SnapDeals update requests.
@@ -131,11 +132,7 @@ func (s *UpdateScheme) Admit(ctx context.Context, r scheme.Request) (job.SectorR
 	if err != nil {
 		return job.SectorRef{}, nil, err
 	}
-	ref, err := s.Identify(ctx, "", raw, scheme.Hints{})
-	if err != nil {
-		return job.SectorRef{}, nil, err
-	}
-	return ref, raw, nil
+	return s.Identify(ctx, "", raw, scheme.Hints{})
 }
 
 // UpdateRequest is an update as a client hands it over: its public data
@@ -153,8 +150,9 @@ type UpdateRequest struct {
 	Source string
 }
 
-// BuildUpdateInput builds the canonical update input (UpdateInput.Encode)
-// of r: what `c2flow submit --snap-vproof` and the gateway store. The
+// BuildUpdateInput builds the update input (UpdateInput.Encode) of r,
+// which UpdateScheme.Identify makes canonical (CanonicalUpdateInput)
+// before `c2flow submit --snap-vproof` and the gateway store it. The
 // vanilla proofs are bounded by the proof's input size, and counted
 // against its partitions, before anything is copied or decoded.
 func BuildUpdateInput(r UpdateRequest) ([]byte, error) {

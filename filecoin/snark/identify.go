@@ -23,8 +23,10 @@ import (
 // lotus-bench write them) does not name its prover, and only a Commit2In
 // names its sector: it is bound to them (the hints, the Commit2In
 // SectorNum, a file named N.c1.json, a sectors.json beside the file) and
-// verified natively against that identity.
-func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, error) {
+// verified natively against that identity. Its canonical bytes are the
+// bare C1 as filecoin-ffi's serde writes it (CanonicalC1), in whichever
+// form it came.
+func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, []byte, error) {
 	return sc.IdentifyPublic(ctx, name, raw, Public{ProverID: h.ProverID, SectorID: h.SectorID})
 }
 
@@ -34,20 +36,20 @@ func (*Scheme) C2Ext() string { return ".proof" }
 
 // IdentifyPublic is Identify with every public datum a user may give
 // (c2flow c1 check's flags).
-func (sc *Scheme) IdentifyPublic(ctx context.Context, name string, raw []byte, h Public) (job.SectorRef, error) {
+func (sc *Scheme) IdentifyPublic(ctx context.Context, name string, raw []byte, h Public) (job.SectorRef, []byte, error) {
 	if h.ProverID == "" && h.SectorID != "" {
-		return job.SectorRef{}, fmt.Errorf("--sector-id needs --prover-id")
+		return job.SectorRef{}, nil, fmt.Errorf("--sector-id needs --prover-id")
 	}
 	a, err := c1.Decode(bytes.NewReader(raw))
 	if err != nil {
-		return job.SectorRef{}, err
+		return job.SectorRef{}, nil, err
 	}
 	pub, source, err := PublicFor(name, a, h)
 	if err != nil {
-		return job.SectorRef{}, fmt.Errorf("public data (%s): %w", source, err)
+		return job.SectorRef{}, nil, fmt.Errorf("public data (%s): %w", source, err)
 	}
 	if pub == nil {
-		return job.SectorRef{}, fmt.Errorf("a %s C1 is proved for one prover's sector: give --prover-id (and --sector-id), or keep the sectors.json that c2flow seal wrote beside it", a.C1.RegisteredProof)
+		return job.SectorRef{}, nil, fmt.Errorf("a %s C1 is proved for one prover's sector: give --prover-id (and --sector-id), or keep the sectors.json that c2flow seal wrote beside it", a.C1.RegisteredProof)
 	}
 	return sc.bind(ctx, raw, pub, source)
 }
@@ -66,26 +68,61 @@ func (p Public) Given() bool {
 }
 
 // bind binds raw to pub's prover and sector (replica id, Commit2In
-// SectorNum) and verifies it natively.
-func (sc *Scheme) bind(ctx context.Context, raw []byte, pub *seal.SectorPublic, source string) (job.SectorRef, error) {
+// SectorNum), verifies it natively and returns its identity, the digest
+// of its canonical bytes, with them.
+func (sc *Scheme) bind(ctx context.Context, raw []byte, pub *seal.SectorPublic, source string) (job.SectorRef, []byte, error) {
 	id := job.SectorRef{ProverID: hex.EncodeToString(pub.ProverID[:]), SectorID: pub.SectorID, Profile: pub.Proof.String()}
 	s, err := sc.DecodeSector(raw, id)
 	if err != nil {
-		return job.SectorRef{}, fmt.Errorf("identity (%s): %w", source, err)
+		return job.SectorRef{}, nil, fmt.Errorf("identity (%s): %w", source, err)
 	}
 	// Against every public datum given, not only the identity: a
 	// sectors.json's comm_r or proof that the C1 does not match is caught
 	// here, as `c2flow c1 check` catches it.
 	full, err := NewSector(s.C1(), pub)
 	if err != nil {
-		return job.SectorRef{}, fmt.Errorf("public data (%s): %w", source, err)
+		return job.SectorRef{}, nil, fmt.Errorf("public data (%s): %w", source, err)
 	}
 	if err := full.Verify(ctx); err != nil {
-		return job.SectorRef{}, fmt.Errorf("does not verify natively against its public data (%s), not submitted: %w", source, err)
+		return job.SectorRef{}, nil, fmt.Errorf("does not verify natively against its public data (%s), not submitted: %w", source, err)
 	}
-	ref := job.NewSectorRef(pub.ProverID, pub.SectorID, raw)
-	ref.Profile = s.Proof()
-	return ref, nil
+	return canonicalRef(s.C1(), pub.ProverID, pub.SectorID)
+}
+
+// CanonicalC1 is the canonical bytes of a decoded Filecoin C1: the bare
+// C1 as filecoin-ffi's serde_json writes it (c1.Marshal: compact, fields
+// in Rust order), whatever form it came in (a Commit2In wrapper or bare,
+// indented, its keys in any order, base64 of any line length). The
+// wrapper's SectorNum is left out: the sector's identity names the sector,
+// and the replica id binds the C1 to it. It is never longer than the
+// proof's C1 bound (c1.MaxSize, twice the longest compact C1), so the
+// workers read it within MaxC1Bytes.
+func CanonicalC1(c *c1.SealCommitPhase1Output) ([]byte, error) {
+	b, err := c1.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("canonical C1: %w", err)
+	}
+	limit, err := c1.MaxSize(c.RegisteredProof)
+	if err != nil {
+		return nil, fmt.Errorf("canonical C1: %w", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("canonical C1: %d bytes, over the %d-byte bound of a %s C1", len(b), limit, c.RegisteredProof)
+	}
+	return b, nil
+}
+
+// canonicalRef is the identity of c, bound to prover's sector, with its
+// canonical bytes: the digest is theirs, so the same C1 in other bytes is
+// the same job.
+func canonicalRef(c *c1.SealCommitPhase1Output, prover [32]byte, sector uint64) (job.SectorRef, []byte, error) {
+	canon, err := CanonicalC1(c)
+	if err != nil {
+		return job.SectorRef{}, nil, err
+	}
+	ref := job.NewSectorRef(prover, sector, canon)
+	ref.Profile = c.RegisteredProof.String()
+	return ref, canon, nil
 }
 
 // PublicFor returns the public data to check a decoded file against and

@@ -47,7 +47,7 @@ func TestIdentifyChecksSectorsJSON(t *testing.T) {
 		if err := seal.WriteManifest(filepath.Join(dir, "sectors.json"), m); err != nil {
 			t.Fatal(err)
 		}
-		ref, err := snark.New(snark.Params{}, nil).Identify(context.Background(), file, raw.Bytes(), scheme.Hints{})
+		ref, _, err := snark.New(snark.Params{}, nil).Identify(context.Background(), file, raw.Bytes(), scheme.Hints{})
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)

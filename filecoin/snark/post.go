@@ -140,26 +140,26 @@ func (s *PoStScheme) EnsureKeys(ctx context.Context, proof string, dev bool, not
 
 // Identify implements scheme.Identifier: a PoStInput names its prover and
 // proof; hints, where given, must agree (the sector hint with its first
-// sector). Its vanilla proofs are verified natively.
-func (s *PoStScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, error) {
+// sector). Its vanilla proofs are verified natively; the canonical input
+// (PoStInput.Encode of the decoding) is what is stored.
+func (s *PoStScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, []byte, error) {
 	in, err := DecodePoStInput(raw)
 	if err != nil {
-		return job.SectorRef{}, err
+		return job.SectorRef{}, nil, err
 	}
 	if h.ProverID != "" {
 		p, err := seal.ParseHex32(h.ProverID)
 		if err != nil {
-			return job.SectorRef{}, fmt.Errorf("--prover-id: %w", err)
+			return job.SectorRef{}, nil, fmt.Errorf("--prover-id: %w", err)
 		}
 		if p != in.ProverID {
-			return job.SectorRef{}, fmt.Errorf("--prover-id %x, but the PoSt input is of prover %x", p, in.ProverID)
+			return job.SectorRef{}, nil, fmt.Errorf("--prover-id %x, but the PoSt input is of prover %x", p, in.ProverID)
 		}
 	}
 	if h.SectorID != "" && h.SectorID != fmt.Sprint(in.FirstSector()) {
-		return job.SectorRef{}, fmt.Errorf("--sector-id %s, but the PoSt input's first sector is %d", h.SectorID, in.FirstSector())
+		return job.SectorRef{}, nil, fmt.Errorf("--sector-id %s, but the PoSt input's first sector is %d", h.SectorID, in.FirstSector())
 	}
-	ref, _, err := s.bind(ctx, in)
-	return ref, err
+	return s.bind(ctx, in)
 }
 
 // bind verifies in's vanilla proofs natively and gives its identity and

@@ -79,9 +79,11 @@ func MaxVanillaBytes(info proofs.PoStProofInfo) int64 {
 }
 
 // MaxPoStInputBytes bounds a PoSt input of info, checked before it is
-// read: SectorCount vanilla proofs at MaxVanillaBytes, in base64.
+// read: SectorCount vanilla proofs at MaxVanillaBytes, in base64 (4 bytes
+// for each 3 begun, two quotes and a comma each), and the other fields.
 func MaxPoStInputBytes(info proofs.PoStProofInfo) int64 {
-	return int64(info.SectorCount)*MaxVanillaBytes(info)*4/3 + 4096
+	per := (MaxVanillaBytes(info)+2)/3*4 + 3
+	return int64(info.SectorCount)*per + 4096
 }
 
 // DecodePoStInput decodes a PoSt input strictly: every field present, no

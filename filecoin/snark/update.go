@@ -97,36 +97,46 @@ func (s *UpdateScheme) EnsureKeys(ctx context.Context, proof string, dev bool, n
 	return s.ensureKeys(ctx, proof, dev, notes)
 }
 
-// Identify implements scheme.Scheme: an UpdateInput names its prover and
-// sector; hints, where given, must agree. Every partition's vanilla proof
-// is verified natively against the input's commitments.
-func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, error) {
-	in, _, err := DecodeUpdateInput(raw)
+// Identify implements scheme.Identifier: an UpdateInput names its prover
+// and sector; hints, where given, must agree. Every partition's vanilla
+// proof is verified natively against the input's commitments. Its
+// canonical bytes are CanonicalUpdateInput's: the same update in other
+// bytes (whitespace, key order, hex case, base64 in lines) is the same
+// sector identity.
+func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, []byte, error) {
+	in, parts, err := DecodeUpdateInput(raw)
 	if err != nil {
-		return job.SectorRef{}, err
+		return job.SectorRef{}, nil, err
 	}
 	if h.ProverID != "" {
 		p, err := seal.ParseHex32(h.ProverID)
 		if err != nil {
-			return job.SectorRef{}, fmt.Errorf("--prover-id: %w", err)
+			return job.SectorRef{}, nil, fmt.Errorf("--prover-id: %w", err)
 		}
 		if p != in.ProverID {
-			return job.SectorRef{}, fmt.Errorf("--prover-id %x, but the update input is of prover %x", p, in.ProverID)
+			return job.SectorRef{}, nil, fmt.Errorf("--prover-id %x, but the update input is of prover %x", p, in.ProverID)
 		}
 	}
 	if h.SectorID != "" && h.SectorID != fmt.Sprint(in.SectorID) {
-		return job.SectorRef{}, fmt.Errorf("--sector-id %s, but the update input is of sector %d", h.SectorID, in.SectorID)
+		return job.SectorRef{}, nil, fmt.Errorf("--sector-id %s, but the update input is of sector %d", h.SectorID, in.SectorID)
 	}
-	ref := job.NewSectorRef(in.ProverID, in.SectorID, raw)
-	ref.Profile = UpdateProfile(in.Proof)
-	sec, err := s.DecodeUpdate(raw, ref)
+	canon, err := CanonicalUpdateInput(in, parts)
 	if err != nil {
-		return job.SectorRef{}, err
+		return job.SectorRef{}, nil, err
+	}
+	ref := job.NewSectorRef(in.ProverID, in.SectorID, canon)
+	ref.Profile = UpdateProfile(in.Proof)
+	// The canonical bytes are checked as a worker decodes them; the raw
+	// input's partitions are dropped first.
+	in, parts = nil, nil
+	sec, err := s.DecodeUpdate(canon, ref)
+	if err != nil {
+		return job.SectorRef{}, nil, err
 	}
 	if err := sec.Verify(ctx); err != nil {
-		return job.SectorRef{}, fmt.Errorf("does not verify natively against its commitments, not submitted: %w", err)
+		return job.SectorRef{}, nil, fmt.Errorf("does not verify natively against its commitments, not submitted: %w", err)
 	}
-	return ref, nil
+	return ref, canon, nil
 }
 
 // Decode implements scheme.Scheme (DecodeUpdate).

@@ -75,6 +75,32 @@ func (in *UpdateInput) Encode() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// CanonicalUpdateInput is the canonical bytes of a decoded update input
+// (DecodeUpdateInput): Encode of in with each vanilla proof re-encoded
+// from its decoded partition (PartitionProof.Bincode), so that neither
+// the JSON's layout (whitespace, key order, hex case, base64 in lines)
+// nor the bytes a vanilla proof came in change them. They are never
+// longer than MaxUpdateInputBytes, the bound the workers read inputs by.
+func CanonicalUpdateInput(in *UpdateInput, parts []*update.PartitionProof) ([]byte, error) {
+	c := *in
+	c.Vanilla = make([][]byte, len(parts))
+	for k, p := range parts {
+		c.Vanilla[k] = p.Bincode()
+	}
+	b, err := c.Encode()
+	if err != nil {
+		return nil, err
+	}
+	limit, err := MaxUpdateInputBytes(in.Proof)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("update input of sector %d: its canonical encoding is %d bytes, over the %d-byte bound of a %s update", in.SectorID, len(b), limit, in.Proof.Name)
+	}
+	return b, nil
+}
+
 // MaxUpdateInputBytes bounds an update input of proof, checked before it
 // is read: twice the largest vanilla proofs its shape allows (every path
 // level at the widest arity), in base64.

@@ -26,12 +26,18 @@ import (
 
 const update2KiB = snark.UpdatePrefix + "StackedDrg2KiBV1"
 
-// updateInputs runs the test updater for n 2KiB sectors from first and
-// returns their UpdateInput files' bytes.
+// updateInputs runs the test updater for n 2KiB sectors of testProver from
+// first and returns their UpdateInput files' bytes.
 func updateInputs(t *testing.T, first uint64, n int) [][]byte {
 	t.Helper()
+	return updateInputsOf(t, testProver, first, n)
+}
+
+// updateInputsOf is updateInputs of prover's sectors.
+func updateInputsOf(t *testing.T, prover [32]byte, first uint64, n int) [][]byte {
+	t.Helper()
 	u := snark.New(snark.Params{}, nil).Update()
-	files, err := u.SealTest(context.Background(), scheme.SealRequest{Proof: update2KiB, Prover: testProver, First: first, N: n, Dir: t.TempDir()})
+	files, err := u.SealTest(context.Background(), scheme.SealRequest{Proof: update2KiB, Prover: prover, First: first, N: n, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,12 +66,16 @@ func TestUpdateScheme2KiB(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	raws := updateInputs(t, 30, 2)
 	set := snark.Schemes(snark.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, log)
-	sc, ref, err := set.Identify(ctx, "30.update.json", raws[0], scheme.Hints{})
+	sc, ref, canon, err := set.Identify(ctx, "30.update.json", raws[0], scheme.Hints{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Name() != "filecoin-update" || ref.Profile != update2KiB || ref.SectorID != 30 || ref.ProverID != hex.EncodeToString(testProver[:]) || ref.C1Digest != job.Digest(raws[0]) {
+	if sc.Name() != "filecoin-update" || ref.Profile != update2KiB || ref.SectorID != 30 || ref.ProverID != hex.EncodeToString(testProver[:]) || ref.C1Digest != job.Digest(canon) {
 		t.Fatalf("identified as %s %+v", sc.Name(), ref)
+	}
+	// The test updater writes canonical inputs.
+	if !bytes.Equal(canon, raws[0]) {
+		t.Errorf("the test updater's input is not canonical: %d bytes, canonical %d", len(raws[0]), len(canon))
 	}
 	t0 := time.Now()
 	if err := set.EnsureKeys(ctx, []string{ref.Profile}, true, &bytes.Buffer{}); err != nil {
@@ -193,12 +203,12 @@ func TestUpdateInputRefused(t *testing.T) {
 		{"another sector's hint", raw, scheme.Hints{SectorID: "41"}, "--sector-id 41, but the update input is of sector 40"},
 		{"another prover's hint", raw, scheme.Hints{ProverID: strings.Repeat("ab", 32)}, "but the update input is of prover"},
 	} {
-		_, _, err := set.Identify(ctx, "40.update.json", c.raw, c.h)
+		_, _, _, err := set.Identify(ctx, "40.update.json", c.raw, c.h)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
 		}
 	}
-	if _, _, err := set.Identify(ctx, "40.update.json", raw, scheme.Hints{ProverID: hex.EncodeToString(testProver[:]), SectorID: "40"}); err != nil {
+	if _, _, _, err := set.Identify(ctx, "40.update.json", raw, scheme.Hints{ProverID: hex.EncodeToString(testProver[:]), SectorID: "40"}); err != nil {
 		t.Errorf("the input with its own hints: %v", err)
 	}
 }

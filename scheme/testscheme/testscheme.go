@@ -91,23 +91,34 @@ func (*Scheme) Recognize(h scheme.Head) bool {
 	return err == nil
 }
 
-// Identify implements scheme.Scheme: a test-scheme C1 names its own
+// Identify implements scheme.Identifier: a test-scheme C1 names its own
 // prover and sector, so hints would be ignored: they are refused. The C1
-// is checked natively.
-func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, error) {
+// is checked natively. Its canonical bytes are C1.Encode's (what c2flow
+// seal writes): the same C1 reindented, its keys reordered or its hex in
+// upper case is the same sector identity.
+func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, []byte, error) {
 	if h.Given() {
-		return job.SectorRef{}, fmt.Errorf("--prover-id and --sector-id are for Filecoin C1s; this is a c2flow test-scheme C1, which names its own prover and sector")
+		return job.SectorRef{}, nil, fmt.Errorf("--prover-id and --sector-id are for Filecoin C1s; this is a c2flow test-scheme C1, which names its own prover and sector")
 	}
 	c1, err := porep.DecodeC1(bytes.NewReader(raw))
 	if err != nil {
-		return job.SectorRef{}, err
+		return job.SectorRef{}, nil, err
 	}
 	if err := c1.Verify(sc.hasher); err != nil {
-		return job.SectorRef{}, fmt.Errorf("does not verify natively, not submitted: %w", err)
+		return job.SectorRef{}, nil, fmt.Errorf("does not verify natively, not submitted: %w", err)
 	}
-	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, raw)
+	var canon bytes.Buffer
+	if err := c1.Encode(&canon); err != nil {
+		return job.SectorRef{}, nil, fmt.Errorf("encode the C1 of sector %d: %w", c1.SectorID, err)
+	}
+	// The canonical form is what the workers decode, within the bound they
+	// read it by.
+	if n, limit := int64(canon.Len()), c1.Profile.MaxC1Bytes(); n > limit {
+		return job.SectorRef{}, nil, fmt.Errorf("the C1 of sector %d encodes to %d bytes, over the %s profile's bound of %d", c1.SectorID, n, c1.Profile.Name, limit)
+	}
+	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, canon.Bytes())
 	ref.Profile = c1.Profile.Name
-	return ref, nil
+	return ref, canon.Bytes(), nil
 }
 
 // C2Ext implements scheme.Scheme: c2flow's own C2 file.

@@ -28,7 +28,7 @@ func TestIdentifyFilecoinC1(t *testing.T) {
 		t.Fatal(err)
 	}
 	prover := scheme.TestProver()
-	ref, err := pipeline.IdentifyC1(&pipeline.C1Flags{})(ctx, path, raw)
+	ref, _, err := pipeline.IdentifyC1(&pipeline.C1Flags{})(ctx, path, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,18 +41,18 @@ func TestIdentifyFilecoinC1(t *testing.T) {
 	if err := os.WriteFile(alone, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pipeline.IdentifyC1(&pipeline.C1Flags{})(ctx, alone, raw); err == nil || !strings.Contains(err.Error(), "--prover-id") {
+	if _, _, err := pipeline.IdentifyC1(&pipeline.C1Flags{})(ctx, alone, raw); err == nil || !strings.Contains(err.Error(), "--prover-id") {
 		t.Fatalf("no prover: %v", err)
 	}
-	if r, err := pipeline.IdentifyC1(&pipeline.C1Flags{ProverID: hex.EncodeToString(prover[:])})(ctx, alone, raw); err != nil || r != ref {
+	if r, _, err := pipeline.IdentifyC1(&pipeline.C1Flags{ProverID: hex.EncodeToString(prover[:])})(ctx, alone, raw); err != nil || r != ref {
 		t.Fatalf("--prover-id and the file name: %+v %v", r, err)
 	}
 	other := prover
 	other[0] ^= 1
-	if _, err := pipeline.IdentifyC1(&pipeline.C1Flags{ProverID: hex.EncodeToString(other[:])})(ctx, alone, raw); err == nil || !strings.Contains(err.Error(), "replica_id") {
+	if _, _, err := pipeline.IdentifyC1(&pipeline.C1Flags{ProverID: hex.EncodeToString(other[:])})(ctx, alone, raw); err == nil || !strings.Contains(err.Error(), "replica_id") {
 		t.Fatalf("another prover's id: %v", err)
 	}
-	if _, err := pipeline.IdentifyC1(&pipeline.C1Flags{ProverID: hex.EncodeToString(prover[:]), SectorID: "10"})(ctx, alone, raw); err == nil || !strings.Contains(err.Error(), "replica_id") {
+	if _, _, err := pipeline.IdentifyC1(&pipeline.C1Flags{ProverID: hex.EncodeToString(prover[:]), SectorID: "10"})(ctx, alone, raw); err == nil || !strings.Contains(err.Error(), "replica_id") {
 		t.Fatalf("another sector id: %v", err)
 	}
 
@@ -60,7 +60,7 @@ func TestIdentifyFilecoinC1(t *testing.T) {
 	// native check.
 	i := strings.Index(string(raw), `"comm_r":[`) + len(`"comm_r":[`)
 	bad := []byte(string(raw[:i]) + strings.Replace(string(raw[i:]), "1", "2", 1))
-	if _, err := pipeline.IdentifyC1(&pipeline.C1Flags{ProverID: hex.EncodeToString(prover[:])})(ctx, alone, bad); err == nil || !strings.Contains(err.Error(), "natively") {
+	if _, _, err := pipeline.IdentifyC1(&pipeline.C1Flags{ProverID: hex.EncodeToString(prover[:])})(ctx, alone, bad); err == nil || !strings.Contains(err.Error(), "natively") {
 		t.Fatalf("a C1 that does not verify: %v", err)
 	}
 }

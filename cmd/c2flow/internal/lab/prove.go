@@ -140,11 +140,11 @@ func RunProve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("prove: %w", err)
 	}
-	sc, ref, err := set.Identify(ctx, *in, raw, sf.hints)
+	sc, ref, canon, err := set.Identify(ctx, *in, raw, sf.hints)
 	if err != nil {
 		return fmt.Errorf("prove %s: not proved: %w", *in, err)
 	}
-	sec, err := sc.Decode(raw, ref)
+	sec, err := sc.Decode(canon, ref)
 	if err != nil {
 		return fmt.Errorf("prove %s: %w", *in, err)
 	}

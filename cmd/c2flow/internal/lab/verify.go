@@ -55,7 +55,7 @@ func RunVerify(ctx context.Context, args []string) error {
 			return fmt.Errorf("verify: %w", err)
 		}
 		var ref job.SectorRef
-		if sc, ref, err = set.Identify(ctx, *c1Path, raw, sf.hints); err != nil {
+		if sc, ref, raw, err = set.Identify(ctx, *c1Path, raw, sf.hints); err != nil {
 			return fmt.Errorf("verify: %s: %w", *c1Path, err)
 		}
 		if sec, err = sc.Decode(raw, ref); err != nil {

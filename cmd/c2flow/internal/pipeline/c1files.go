@@ -29,12 +29,13 @@ func (f *C1Flags) Add(fs *flag.FlagSet) {
 
 // IdentifyC1 is c2flow submit's batch.Identify: the scheme whose format
 // a file is (scheme.Set.Recognize) gives its identity, bound to its prover
-// and sector and checked natively (Scheme.Identify); no key is read.
+// and sector and checked natively, and its canonical bytes
+// (Identifier.Identify); no key is read.
 func IdentifyC1(f *C1Flags) batch.Identify {
 	set, hints := registry.Schemes(registry.Options{}), scheme.Hints{ProverID: f.ProverID, SectorID: f.SectorID}
-	return func(ctx context.Context, path string, raw []byte) (job.SectorRef, error) {
-		_, ref, err := set.Identify(ctx, path, raw, hints)
-		return ref, err
+	return func(ctx context.Context, path string, raw []byte) (job.SectorRef, []byte, error) {
+		_, ref, canon, err := set.Identify(ctx, path, raw, hints)
+		return ref, canon, err
 	}
 }
 
