@@ -102,10 +102,30 @@ type stepHandler struct {
 }
 
 func (h *stepHandler) Handle(ctx context.Context, r slog.Record) error {
-	if h.steps.Hold(r.Message) {
+	// The record's own attributes, not the logger's, follow its message;
+	// the whole record is in the run's log.
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		msg += fmt.Sprintf(" %s=%q", a.Key, a.Value.String())
+		return true
+	})
+	if h.steps.Hold(msg) {
+		return nil
+	}
+	if r.Level >= slog.LevelWarn {
+		// Said as the steps say warnings, never in slog's format between
+		// them (a progress line on a terminal, or its lines in a file).
+		h.steps.Warn(msg)
 		return nil
 	}
 	return h.Handler.Handle(ctx, r)
+}
+
+// Warn says msg as a warning between the steps' lines.
+func (s *StepWriter) Warn(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.warn(msg)
 }
 
 func (h *stepHandler) WithAttrs(as []slog.Attr) slog.Handler {

@@ -9,8 +9,10 @@ import (
 )
 
 // A warning logged while a step's line is open is said after the line, as
-// part of the step, not in the middle of it; outside a step it goes to the
-// terminal as it is.
+// part of the step, not in the middle of it; outside a step it is said
+// between the steps' lines in their form (the record whole in the run's
+// log), never in slog's format among them; below WARN a record goes to the
+// terminal's log as it is.
 func TestStepWarnings(t *testing.T) {
 	var out, term bytes.Buffer
 	steps := NewStepWriter(&out)
@@ -26,9 +28,13 @@ func TestStepWarnings(t *testing.T) {
 	if term.Len() != 0 {
 		t.Errorf("the held warning reached the terminal's log too: %q", term.String())
 	}
-	log.Warn("outside a step")
-	if !strings.Contains(term.String(), "level=WARN") || !strings.Contains(term.String(), "outside a step") {
-		t.Errorf("a warning outside a step: %q", term.String())
+	log.Warn("outside a step", "error", "what went wrong")
+	if term.Len() != 0 || !strings.HasSuffix(out.String(), "   warning: outside a step error=\"what went wrong\" (in full in the run's log)\n") {
+		t.Errorf("a warning outside a step: steps %q, terminal %q", out.String(), term.String())
+	}
+	log.Info("an info line")
+	if !strings.Contains(term.String(), "level=INFO") {
+		t.Errorf("an info record outside a step: %q", term.String())
 	}
 }
 
@@ -44,7 +50,7 @@ func TestWarningAboveProgressLine(t *testing.T) {
 	steps.Redraw("[####..] 2/4 partitions")
 	fmt.Fprintln(steps)
 	want := "\r[###...] 1/4 partitions\x1b[K" +
-		"\r\x1b[K   warning: loading a DEVELOPMENT SETUP (in full in the run's log)\n" +
+		"\r\x1b[K   warning: loading a DEVELOPMENT SETUP proof=\"StackedDrg2KiBV1_1\" (in full in the run's log)\n" +
 		"[###...] 1/4 partitions\x1b[K" +
 		"\r[####..] 2/4 partitions\x1b[K\n"
 	if out.String() != want {
