@@ -19,7 +19,7 @@ func TestGatewayDescribe(t *testing.T) {
 		g         gatewayFlags
 		want, not []string
 	}{
-		{gatewayFlags{}, []string{"PoRep C2 and SnapDeals proved by c2flow", "WindowPoSt/WinningPoSt refused with Unimplemented (no --forward)", `[Cuzk] Address = "` + l.Addr().String() + `"`}, []string{"SnapDeals/", "SnapDeals refused", "SnapDeals forwarded"}},
+		{gatewayFlags{}, []string{"PoRep C2 and SnapDeals proved by c2flow", "WindowPoSt/WinningPoSt proved by c2flow ahead of PoRep and SnapDeals", `[Cuzk] Address = "` + l.Addr().String() + `"`}, []string{"SnapDeals/", "SnapDeals refused", "SnapDeals forwarded", "Unimplemented"}},
 		{gatewayFlags{forward: "127.0.0.1:9821"}, []string{"SnapDeals proved by c2flow", "WindowPoSt/WinningPoSt forwarded to 127.0.0.1:9821"}, []string{"SnapDeals/"}},
 		{gatewayFlags{cert: "c.pem", key: "k.pem"}, []string{"dials plaintext", "TLS-terminating proxy"}, []string{"[Cuzk] Address ="}},
 	} {
