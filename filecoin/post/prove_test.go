@@ -1,20 +1,16 @@
 package post
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/prover"
 )
 
@@ -30,7 +26,6 @@ func postKeys(t testing.TB, s circuit.PoStShape) (*prover.Prover, *groth.Prepare
 // the public inputs of the public data, and refuses under other
 // randomness, for another sector, or with a flipped byte.
 func TestProvePoSt2KiB(t *testing.T) {
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(11, 12))
 	randomness := MaskRandomness([32]byte(randomNode(rng)))
 	for _, tc := range []struct {
@@ -71,27 +66,10 @@ func TestProvePoSt2KiB(t *testing.T) {
 				t.Fatal(err)
 			}
 			synth := time.Since(t0)
-			slots, err := gpu.CPUSlots(1, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			t1 := time.Now()
-			sol := &prover.Solution{Partition: info.Name + "/0", W: append(append([]fr.Element(nil), wb.Inputs...), wb.Aux...), A: wb.A, B: wb.B, C: wb.C}
-			partial, err := pr.Start(ctx, slots, sol)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t2 := time.Now()
-			gp, _, err := pr.Finalize(ctx, partial)
-			if err != nil {
-				t.Fatal(err)
-			}
-			proof, err := groth.ProofFromGnark(gp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%s: synthesis %v (%d constraints), prover start %v, finalize %v", info.Name, synth.Round(time.Millisecond), len(wb.A),
-				t2.Sub(t1).Round(time.Millisecond), time.Since(t2).Round(time.Millisecond))
+			proof := fctest.Prove(t, pr, info.Name+"/0", wb)
+			t.Logf("%s: synthesis %v (%d constraints), prove (device phase and finalize) %v", info.Name, synth.Round(time.Millisecond), len(wb.A),
+				time.Since(t1).Round(time.Millisecond))
 			in, err := PublicInputs(info, randomness, replicas, 0)
 			if err != nil {
 				t.Fatal(err)
