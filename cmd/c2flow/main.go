@@ -14,6 +14,7 @@ import (
 	gnarklog "github.com/consensys/gnark/logger"
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/direct"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/hosting"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/lab"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
@@ -24,7 +25,7 @@ func commands() map[string]cli.Command {
 		"seal":    {Summary: "write C1 files of sealed test sectors", Run: lab.RunSeal},
 		"c1":      {Summary: "c1 check: verify Filecoin C1 files natively against their sectors' public data", Run: lab.RunC1},
 		"circuit": {Summary: "circuit info | setup: size a profile's circuit, make or load its keys", Run: lab.RunCircuit},
-		"prove":   {Summary: "direct mode: prove one C1 in this process, no Temporal", Run: lab.RunProve},
+		"prove":   {Summary: "direct mode: prove one C1 in this process, no Temporal", Run: direct.RunProve},
 		"bench":   {Summary: "bench prover|batch|stats|compare: split prover vs gnark, pipeline batches, distributions, regressions vs noise", Run: lab.RunBench},
 		"server":  {Summary: "server --db postgres://USER@HOST:PORT/DBNAME --history-shards N: the Temporal server c2flow embeds on PostgreSQL, plus the Web UI", Run: hosting.RunServer},
 		"dev":     {Summary: "embedded stack: Temporal (SQLite) + S3 (versitygw) + one worker, in this process", Run: hosting.RunDev},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/metrics"
 )
 
@@ -36,7 +37,7 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var tf cliflags.Temporal
 	var sf cliflags.S3
-	var lf cliflags.Log
+	var lf procflags.Log
 	tf.Add(fs)
 	sf.Add(fs)
 	lf.Add(fs, "info")

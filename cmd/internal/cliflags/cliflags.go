@@ -1,6 +1,6 @@
 // Package cliflags holds the flags shared by c2flow's binaries: Temporal,
-// S3 and logging. Every flag has an environment variable default, so a
-// container sets them once.
+// S3 and the worker host (procflags has logging and devices). Every flag
+// has an environment variable default, so a container sets them once.
 package cliflags
 
 import (
@@ -8,9 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -19,18 +17,12 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/c2flow/c2flow/activities"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/internal/sdklog"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/storage"
 )
-
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
 
 // Temporal are the Temporal connection flags.
 type Temporal struct {
@@ -41,8 +33,8 @@ type Temporal struct {
 
 // Add registers the flags.
 func (t *Temporal) Add(fs *flag.FlagSet) {
-	fs.StringVar(&t.Address, "address", env("TEMPORAL_ADDRESS", "127.0.0.1:7233"), "Temporal frontend host:port ($TEMPORAL_ADDRESS)")
-	fs.StringVar(&t.Namespace, "namespace", env("TEMPORAL_NAMESPACE", "default"), "Temporal namespace ($TEMPORAL_NAMESPACE)")
+	fs.StringVar(&t.Address, "address", procflags.Env("TEMPORAL_ADDRESS", "127.0.0.1:7233"), "Temporal frontend host:port ($TEMPORAL_ADDRESS)")
+	fs.StringVar(&t.Namespace, "namespace", procflags.Env("TEMPORAL_NAMESPACE", "default"), "Temporal namespace ($TEMPORAL_NAMESPACE)")
 	t.Auth.add(fs)
 }
 
@@ -102,14 +94,14 @@ type S3 struct {
 
 // Add registers the flags.
 func (s *S3) Add(fs *flag.FlagSet) {
-	fs.StringVar(&s.Endpoint, "s3-endpoint", env("C2FLOW_S3_ENDPOINT", ""), "S3 endpoint URL; empty: AWS ($C2FLOW_S3_ENDPOINT)")
-	fs.StringVar(&s.Region, "s3-region", env("AWS_REGION", "us-east-1"), "S3 region ($AWS_REGION)")
-	fs.StringVar(&s.Bucket, "s3-bucket", env("C2FLOW_S3_BUCKET", "c2flow"), "bucket ($C2FLOW_S3_BUCKET)")
-	fs.StringVar(&s.Prefix, "s3-prefix", env("C2FLOW_S3_PREFIX", ""), "key prefix ($C2FLOW_S3_PREFIX)")
-	fs.StringVar(&s.AccessKey, "s3-access-key", env("AWS_ACCESS_KEY_ID", ""), "access key; empty: the AWS credential chain ($AWS_ACCESS_KEY_ID)")
-	fs.StringVar(&s.SecretKey, "s3-secret-key", env("AWS_SECRET_ACCESS_KEY", ""), "secret key ($AWS_SECRET_ACCESS_KEY)")
+	fs.StringVar(&s.Endpoint, "s3-endpoint", procflags.Env("C2FLOW_S3_ENDPOINT", ""), "S3 endpoint URL; empty: AWS ($C2FLOW_S3_ENDPOINT)")
+	fs.StringVar(&s.Region, "s3-region", procflags.Env("AWS_REGION", "us-east-1"), "S3 region ($AWS_REGION)")
+	fs.StringVar(&s.Bucket, "s3-bucket", procflags.Env("C2FLOW_S3_BUCKET", "c2flow"), "bucket ($C2FLOW_S3_BUCKET)")
+	fs.StringVar(&s.Prefix, "s3-prefix", procflags.Env("C2FLOW_S3_PREFIX", ""), "key prefix ($C2FLOW_S3_PREFIX)")
+	fs.StringVar(&s.AccessKey, "s3-access-key", procflags.Env("AWS_ACCESS_KEY_ID", ""), "access key; empty: the AWS credential chain ($AWS_ACCESS_KEY_ID)")
+	fs.StringVar(&s.SecretKey, "s3-secret-key", procflags.Env("AWS_SECRET_ACCESS_KEY", ""), "secret key ($AWS_SECRET_ACCESS_KEY)")
 	fs.StringVar(&s.CABundle, "s3-ca", "", "CA certificates (PEM) trusted for an https:// --s3-endpoint instead of the system's; empty: $AWS_CA_BUNDLE if set")
-	fs.BoolVar(&s.PathStyle, "s3-path-style", env("C2FLOW_S3_PATH_STYLE", "true") == "true", "path-style addressing, for S3-compatible servers ($C2FLOW_S3_PATH_STYLE)")
+	fs.BoolVar(&s.PathStyle, "s3-path-style", procflags.Env("C2FLOW_S3_PATH_STYLE", "true") == "true", "path-style addressing, for S3-compatible servers ($C2FLOW_S3_PATH_STYLE)")
 }
 
 // Config returns the storage configuration.
@@ -137,75 +129,6 @@ func (s *S3) Open(ctx context.Context) (*storage.Store, error) {
 		return nil, fmt.Errorf("S3 at %s: %w", s.Endpoint, err)
 	}
 	return st, nil
-}
-
-// Log are the logging flags.
-type Log struct {
-	Level  string
-	Format string
-}
-
-// Add registers the flags.
-func (l *Log) Add(fs *flag.FlagSet, defLevel string) {
-	fs.StringVar(&l.Level, "log-level", env("C2FLOW_LOG_LEVEL", defLevel), "debug, info, warn or error")
-	fs.StringVar(&l.Format, "log-format", env("C2FLOW_LOG_FORMAT", "text"), "text or json")
-}
-
-// Logger builds the slog logger (to stderr).
-func (l *Log) Logger() (*slog.Logger, error) { return l.LoggerTo(nil) }
-
-// LoggerTo builds the logger of Logger that also writes to file, when it
-// is not nil, every record at info and above (at --log-level when that is
-// lower), in the --log-format: a run's own log, which keeps the timing
-// lines (SYNTH_END, GPU_START, GPU_END, FINALIZE_END) that the terminal's
-// level may drop.
-func (l *Log) LoggerTo(file io.Writer) (*slog.Logger, error) { return l.LoggerToWrapped(file, nil) }
-
-// LoggerToWrapped is LoggerTo with the terminal's handler wrapped by wrap
-// (nil: as it is); the file's is not.
-func (l *Log) LoggerToWrapped(file io.Writer, wrap func(slog.Handler) slog.Handler) (*slog.Logger, error) {
-	lv, err := l.level()
-	if err != nil {
-		return nil, err
-	}
-	h, err := l.handler(os.Stderr, lv)
-	if err != nil {
-		return nil, err
-	}
-	if wrap != nil {
-		h = wrap(h)
-	}
-	if file == nil {
-		return slog.New(h), nil
-	}
-	fh, _ := l.handler(file, min(lv, slog.LevelInfo))
-	return slog.New(slog.NewMultiHandler(h, fh)), nil
-}
-
-// Debug reports whether --log-level asks for debug: then third-party logs
-// (the embedded Temporal and S3 servers') go to the terminal too.
-func (l *Log) Debug() bool {
-	lv, err := l.level()
-	return err == nil && lv <= slog.LevelDebug
-}
-
-func (l *Log) level() (slog.Level, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(l.Level)); err != nil {
-		return lv, fmt.Errorf("--log-level: %w", err)
-	}
-	return lv, nil
-}
-
-func (l *Log) handler(w io.Writer, lv slog.Level) (slog.Handler, error) {
-	o := &slog.HandlerOptions{Level: lv}
-	switch strings.ToLower(l.Format) {
-	case "text":
-		return slog.NewTextHandler(w, o), nil
-	case "json":
-		return slog.NewJSONHandler(w, o), nil
-	}
-	return nil, fmt.Errorf("--log-format: %q is neither text nor json", l.Format)
 }
 
 // Host is a worker host's configuration as its flags give it: the host's
@@ -246,7 +169,7 @@ func AddHost(fs *flag.FlagSet) (func() (Host, error), error) {
 	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
 	fs.StringVar(&keys.FilecoinParams, "filecoin-params", snark.DefaultDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
-	var dv Devices
+	var dv procflags.Devices
 	dv.Add(fs)
 	return func() (Host, error) {
 		// 0 or less would admit no partition (or, in places, mean "no

@@ -17,6 +17,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/devstack"
 	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/gateway"
@@ -38,7 +39,7 @@ type StackFlags struct {
 	S3       cliflags.S3
 	tf       cliflags.Temporal
 	HostCfg  func() (cliflags.Host, error)
-	Log      cliflags.Log
+	Log      procflags.Log
 	tls      func() (*devstack.TLS, error) // the frontend's mTLS (tlsflags.go); nil: plaintext
 	// filecoinParams overrides the worker's --filecoin-params (the
 	// Filecoin demo's worker starts with an empty directory).

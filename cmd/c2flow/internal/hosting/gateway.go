@@ -16,6 +16,7 @@ import (
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/gateway"
 	"github.com/c2flow/c2flow/registry"
@@ -142,7 +143,7 @@ func RunGateway(ctx context.Context, args []string) error {
 	fs := cli.NewFlags("gateway")
 	var tf cliflags.Temporal
 	var sf cliflags.S3
-	var lf cliflags.Log
+	var lf procflags.Log
 	var g gatewayFlags
 	tf.Add(fs)
 	sf.Add(fs)

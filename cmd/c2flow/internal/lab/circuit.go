@@ -12,6 +12,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/registry"
@@ -33,7 +34,7 @@ func RunCircuit(ctx context.Context, args []string) error {
 	dir := fs.String("params", params.DefaultDir(), "local parameter cache")
 	createBucket := fs.Bool("create-bucket", false, "setup: create the --s3-bucket first if it does not exist (a deployment's one setup step)")
 	localOnly := fs.Bool("local-only", false, "setup: keep the keys in the local cache only (default: publish them to the --s3-* storage, where workers and submit find them)")
-	var lf cliflags.Log
+	var lf procflags.Log
 	lf.Add(fs, "info")
 	var sf cliflags.S3
 	sf.Add(fs)

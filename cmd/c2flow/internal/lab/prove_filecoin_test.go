@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/direct"
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
@@ -85,7 +86,7 @@ func TestProveFilecoinNoParams(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out.proof")
 	empty := t.TempDir()
-	err := RunProve(ctx, []string{"--c1", in, "--filecoin-params", empty, "--out", out})
+	err := direct.RunProve(ctx, []string{"--c1", in, "--filecoin-params", empty, "--out", out})
 	if err == nil || !strings.Contains(err.Error(), "no .params/.vk pair for StackedDrg2KiBV1_1") ||
 		!strings.Contains(err.Error(), "poseidon_hasher-8-0-0-sha256_hasher-") || !strings.Contains(err.Error(), "found: nothing") {
 		t.Fatalf("empty --params: %v", err)
@@ -101,7 +102,7 @@ func TestProveFilecoinNoParams(t *testing.T) {
 	writeTestVK(t, filepath.Join(dir, pre+"8-0-0-sha256_hasher-bb.vk"), 40) // no .params
 	writeTestVK(t, filepath.Join(dir, pre+"8-0-0-sha256_hasher-cc.vk"), 12)
 	os.WriteFile(filepath.Join(dir, pre+"8-0-0-sha256_hasher-cc.params"), nil, 0o644)
-	err = RunProve(ctx, []string{"--c1", in, "--filecoin-params", dir, "--out", out})
+	err = direct.RunProve(ctx, []string{"--c1", in, "--filecoin-params", dir, "--out", out})
 	t.Logf("error: %v", err)
 	if err == nil {
 		t.Fatal("proved without parameters")
@@ -112,13 +113,13 @@ func TestProveFilecoinNoParams(t *testing.T) {
 			t.Errorf("error lacks %q", want)
 		}
 	}
-	if err := RunProve(ctx, []string{"--c1", in, "--vk", filepath.Join(dir, pre+"8-0-0-sha256_hasher-cc.vk")}); err == nil ||
+	if err := direct.RunProve(ctx, []string{"--c1", in, "--vk", filepath.Join(dir, pre+"8-0-0-sha256_hasher-cc.vk")}); err == nil ||
 		!strings.Contains(err.Error(), "--vk and --pk-params go together") {
 		t.Fatalf("--vk alone: %v", err)
 	}
 
 	tamperC1(t, in)
-	err = RunProve(ctx, []string{"--c1", in, "--filecoin-params", empty, "--out", out})
+	err = direct.RunProve(ctx, []string{"--c1", in, "--filecoin-params", empty, "--out", out})
 	if err == nil || !strings.Contains(err.Error(), "does not verify natively") {
 		t.Fatalf("tampered C1: %v", err)
 	}
@@ -161,7 +162,7 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 	in := sealFilecoin2KiB(t)
 	out := filepath.Join(t.TempDir(), "7.proof")
 	t0 := time.Now()
-	if err := RunProve(ctx, []string{"--c1", in, "--filecoin-params", dir, "--shape-cache", shapes, "--out", out}); err != nil {
+	if err := direct.RunProve(ctx, []string{"--c1", in, "--filecoin-params", dir, "--shape-cache", shapes, "--out", out}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("c2flow prove --c1 %s --params %s: %v", in, dir, time.Since(t0))

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
-	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/sim"
 )
 
@@ -37,7 +37,7 @@ func RunSim(ctx context.Context, args []string) error {
 	shards := fs.Int("history-shards", 1, "history shards of the run's server")
 	external := fs.String("temporal", "", "frontend HOST:PORT of a running server (e.g. c2flow server) to use instead of starting one; namespace default")
 	out := fs.String("out", "", "write the reports as JSON here")
-	var lf cliflags.Log
+	var lf procflags.Log
 	lf.Add(fs, "error")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/direct"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params"
@@ -24,15 +25,15 @@ func RunVerify(ctx context.Context, args []string) error {
 	uf.Add(fs)
 	proofPath := fs.String("proof", "", "the C2 proof file (as `submit --out` or `prove` writes it)")
 	dir := fs.String("params", params.DefaultDir(), "c2flow test-scheme C1: the local parameter cache holding the profile's keys")
-	var sf schemeFlags
-	sf.add(fs, false)
+	var sf direct.SchemeFlags
+	sf.Add(fs, false)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if (*c1Path == "") == (uf.Proof == "") || *proofPath == "" {
 		return fmt.Errorf("verify: --proof, and --c1 or --update-proof with the three commitments, are required")
 	}
-	set, err := sf.schemes(*dir, false, false, nil)
+	set, err := sf.Schemes(*dir, false, false, nil)
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
@@ -55,7 +56,7 @@ func RunVerify(ctx context.Context, args []string) error {
 			return fmt.Errorf("verify: %w", err)
 		}
 		var ref job.SectorRef
-		if sc, ref, raw, err = set.Identify(ctx, *c1Path, raw, sf.hints); err != nil {
+		if sc, ref, raw, err = set.Identify(ctx, *c1Path, raw, sf.Hints); err != nil {
 			return fmt.Errorf("verify: %s: %w", *c1Path, err)
 		}
 		if sec, err = sc.Decode(raw, ref); err != nil {
@@ -77,18 +78,8 @@ func RunVerify(ctx context.Context, args []string) error {
 	if err := v.VerifyC2(sec, proof); err != nil {
 		return fmt.Errorf("verify: %s does not prove %s: %w", *proofPath, what, err)
 	}
-	fmt.Printf("%s: ok: %d partition proofs verify for %s (%s, %s)\n", *proofPath, sec.Partitions(), sec, ref, describeKey(v))
+	fmt.Printf("%s: ok: %d partition proofs verify for %s (%s, %s)\n", *proofPath, sec.Partitions(), sec, ref, direct.DescribeKey(v))
 	return nil
-}
-
-// describeKey names a verifier's key as its scheme names it (the
-// verifying key's digest where it names none).
-func describeKey(v scheme.Verifier) string {
-	if d, ok := v.(interface{ Describe() string }); ok {
-		return d.Describe()
-	}
-	vk := v.Digests().VK
-	return "vk " + vk[:min(16, len(vk))]
 }
 
 // readProofFile reads a proof file of at most max bytes (what is

@@ -17,6 +17,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/direct"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/hash"
@@ -397,7 +398,7 @@ func newSchemePoStVerifier(dir string) *schemePoStVerifier {
 func (v *schemePoStVerifier) describe() string {
 	var keys []string
 	for name, ver := range v.verifiers {
-		keys = append(keys, name+": "+describeKey(ver))
+		keys = append(keys, name+": "+direct.DescribeKey(ver))
 	}
 	slices.Sort(keys)
 	return fmt.Sprintf("Filecoin parameters %s; %s", v.dir, strings.Join(keys, "; "))

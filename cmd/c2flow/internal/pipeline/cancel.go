@@ -7,6 +7,7 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 )
 
 // RunCancel asks a batch to cancel: sectors not started are not started,
@@ -15,7 +16,7 @@ import (
 func RunCancel(ctx context.Context, args []string) error {
 	fs := cli.NewFlags("cancel")
 	var tf cliflags.Temporal
-	var lf cliflags.Log
+	var lf procflags.Log
 	tf.Add(fs)
 	lf.Add(fs, "warn")
 	if err := fs.Parse(args); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/job"
 )
 
@@ -61,7 +62,7 @@ func RunStatus(ctx context.Context, args []string) error {
 func queryCmd(ctx context.Context, name string, args []string, nargs int, usage string) (client.Client, []string, bool, error) {
 	fs := cli.NewFlags(name)
 	var tf cliflags.Temporal
-	var lf cliflags.Log
+	var lf procflags.Log
 	tf.Add(fs)
 	lf.Add(fs, "warn")
 	asJSON := fs.Bool("json", false, "print JSON")

@@ -16,6 +16,7 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
@@ -57,7 +58,7 @@ func RunSubmit(ctx context.Context, args []string) error {
 	fs := cli.NewFlags("submit")
 	var tf cliflags.Temporal
 	var sf cliflags.S3
-	var lf cliflags.Log
+	var lf procflags.Log
 	tf.Add(fs)
 	sf.Add(fs)
 	lf.Add(fs, "warn")

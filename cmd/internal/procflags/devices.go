@@ -1,4 +1,4 @@
-package cliflags
+package procflags
 
 import (
 	"flag"
@@ -33,7 +33,7 @@ func (d *Devices) Add(fs *flag.FlagSet) {
 	fs.IntVar(&d.CPUDevices, "cpu-devices", 1, "CPU backend pseudo-devices sharing this host's cores")
 	fs.StringVar(&d.CUDA, "devices", "", "cuda: device indices, e.g. 0,1 (default: all visible)")
 	fs.Int64Var(&d.DeviceMemory, "device-memory", 0, fmt.Sprintf("cuda: bytes of device memory each device's backend may hold (0: its free memory less 2 GiB; %d on a device that reports none); proving-key bases beyond it are streamed in chunks, and the log says which", gpu.UnreportedDeviceMemory))
-	fs.StringVar(&d.DeviceType, "icicle-device", env(gpu.DeviceTypeEnv, gpu.DeviceCUDA), "cuda: icicle's device type: CUDA (a GPU), or CPU (icicle's CPU backend, to test the CUDA code without a GPU; its timings mean nothing) ($"+gpu.DeviceTypeEnv+")")
+	fs.StringVar(&d.DeviceType, "icicle-device", Env(gpu.DeviceTypeEnv, gpu.DeviceCUDA), "cuda: icicle's device type: CUDA (a GPU), or CPU (icicle's CPU backend, to test the CUDA code without a GPU; its timings mean nothing) ($"+gpu.DeviceTypeEnv+")")
 	fs.BoolVar(&d.EarlyG2, "early-g2", false, "start the B-in-G2 MSM when the device phase starts")
 }
 

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package lab
+package direct
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 )
 
@@ -41,10 +43,19 @@ func TestCUDAProveLogsDeviceMemory(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := RunSeal(ctx, []string{"--profile", "2KiB", "--sectors", "1", "--out", dir}); err != nil {
+	sc, err := registry.Schemes(registry.Options{}).For("2KiB")
+	if err != nil {
 		t.Fatal(err)
 	}
-	c1, out := filepath.Join(dir, "1.c1.json"), filepath.Join(dir, "1.c2")
+	sealer, err := scheme.As[scheme.TestSealer](sc, "test sealer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1s, err := sealer.SealTest(ctx, scheme.SealRequest{Proof: "2KiB", Prover: scheme.TestProver(), First: 1, N: 1, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, out := c1s[0], filepath.Join(dir, "1.c2")
 	stderr, err := os.Create(filepath.Join(dir, "stderr"))
 	if err != nil {
 		t.Fatal(err)

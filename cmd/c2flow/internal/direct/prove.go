@@ -1,4 +1,8 @@
-package lab
+// Package direct is c2flow's direct mode: prove one C1 in this process,
+// no Temporal (c2flow prove). It is its own package, linking no Temporal
+// client or server, so that its cuda-tagged test under make test-icicle
+// compiles in minutes on a cold machine.
+package direct
 
 import (
 	"context"
@@ -9,61 +13,27 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
-	"github.com/c2flow/c2flow/cmd/internal/cliflags"
+	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/filecoin/snark"
-	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/internal/atomicfile"
-	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
-	"github.com/c2flow/c2flow/scheme/testscheme"
-	"github.com/c2flow/c2flow/scheme/testscheme/params"
-	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 )
 
-// proverFlags are the flags of commands that prove in this process.
-type proverFlags struct {
-	cliflags.Devices
-	cliflags.Log
-}
-
-func (f *proverFlags) add(fs *flag.FlagSet) { f.Devices.Add(fs) }
-
-// prover is bench prover's: the test scheme's keys of p (a development
-// setup when the cache has none) and the devices.
-func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prover, *params.Keys, *gpu.Slots, error) {
-	log, err := f.Logger()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	// Devices first: a build without CUDA says so before any setup runs.
-	slots, err := f.Slots(log)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	keys, err := params.Load(ctx, params.DirStore{Root: f.Params}, p, log)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	pr, err := prover.New(testscheme.ProverKeys(keys), log)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	pr.EarlyG2 = f.EarlyG2
-	return pr, keys, slots, nil
-}
-
-// schemeFlags say where each scheme of a command that proves or verifies
+// SchemeFlags say where each scheme of a command that proves or verifies
 // in this process finds its keys, and whose sector a C1 file is.
-type schemeFlags struct {
+type SchemeFlags struct {
 	filecoinParams, vk, pkParams, shapeCache string
-	hints                                    scheme.Hints
+	// Hints say whose sector a C1 file is (--prover-id, --sector-id).
+	Hints scheme.Hints
 }
 
-func (f *schemeFlags) add(fs *flag.FlagSet, pair bool) {
+// Add registers the flags; pair adds those naming one seal proof's key
+// pair (prove).
+func (f *SchemeFlags) Add(fs *flag.FlagSet, pair bool) {
 	fs.StringVar(&f.filecoinParams, "filecoin-params", snark.DefaultDir(), "Filecoin C1: Filecoin's parameter directory (the proof's .params/.vk, parameters.json)")
-	fs.StringVar(&f.hints.ProverID, "prover-id", "", "Filecoin C1: the prover id (32 bytes hex) the replica id is checked against, with the sector id (--sector-id, else the Commit2In SectorNum, else the N of a file named N.c1.json); default: a sectors.json beside the file")
-	fs.StringVar(&f.hints.SectorID, "sector-id", "", "Filecoin C1: the sector id (with --prover-id)")
+	fs.StringVar(&f.Hints.ProverID, "prover-id", "", "Filecoin C1: the prover id (32 bytes hex) the replica id is checked against, with the sector id (--sector-id, else the Commit2In SectorNum, else the N of a file named N.c1.json); default: a sectors.json beside the file")
+	fs.StringVar(&f.Hints.SectorID, "sector-id", "", "Filecoin C1: the sector id (with --prover-id)")
 	if pair {
 		fs.StringVar(&f.vk, "vk", "", "Filecoin C1: the seal proof's verifying key (.vk); with --pk-params, instead of a search of --filecoin-params")
 		fs.StringVar(&f.pkParams, "pk-params", "", "Filecoin C1: the seal proof's parameters (.params); with --vk, instead of a search of --filecoin-params")
@@ -71,10 +41,10 @@ func (f *schemeFlags) add(fs *flag.FlagSet, pair bool) {
 	}
 }
 
-// schemes are the schemes a C1 file may be of, over their key sources:
+// Schemes are the schemes a C1 file may be of, over their key sources:
 // c2flow's test scheme over the key cache paramsDir (making development
 // keys when it has none, if devSetup), Filecoin's over its flags.
-func (f *schemeFlags) schemes(paramsDir string, devSetup, earlyG2 bool, log *slog.Logger) (scheme.Set, error) {
+func (f *SchemeFlags) Schemes(paramsDir string, devSetup, earlyG2 bool, log *slog.Logger) (scheme.Set, error) {
 	o := registry.Options{ParamsDir: paramsDir, FilecoinParams: f.filecoinParams, FilecoinShapes: f.shapeCache, DevSetup: devSetup, EarlyG2: earlyG2, Log: log}
 	switch {
 	case f.vk != "" && f.pkParams != "":
@@ -85,24 +55,6 @@ func (f *schemeFlags) schemes(paramsDir string, devSetup, earlyG2 bool, log *slo
 	return registry.Schemes(o), nil
 }
 
-// readC1 reads and checks a test-scheme C1 file (bench and demo seal
-// their own).
-func readC1(path string) (*porep.C1, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	c1, err := porep.DecodeC1(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := c1.Verify(porep.NewHasher()); err != nil {
-		return nil, fmt.Errorf("%s: c1 does not verify: %w", path, err)
-	}
-	return c1, nil
-}
-
 // RunProve is direct mode for a C1 of any scheme: the scheme whose format
 // the file is identifies and checks it natively, loads its circuit, and
 // scheme.ProveDirect proves the partitions one after another, each
@@ -111,27 +63,28 @@ func RunProve(ctx context.Context, args []string) error {
 	fs := cli.NewFlags("prove")
 	in := fs.String("c1", "", "C1 file (JSON): c2flow's own, or a Filecoin SealCommitPhase1Output (raw or Commit2In)")
 	out := fs.String("out", "", "C2 output file (default: the C1's name without .c1.json, with the scheme's extension: .c2 for c2flow's own C2, .proof for Filecoin's concatenated 192-byte partition proofs)")
-	var pf proverFlags
-	pf.add(fs)
-	pf.Log.Add(fs, "warn")
-	var sf schemeFlags
-	sf.add(fs, true)
+	var dv procflags.Devices
+	dv.Add(fs)
+	var lf procflags.Log
+	lf.Add(fs, "warn")
+	var sf SchemeFlags
+	sf.Add(fs, true)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *in == "" {
 		return fmt.Errorf("prove: --c1 is required")
 	}
-	log, err := pf.Logger()
+	log, err := lf.Logger()
 	if err != nil {
 		return err
 	}
-	set, err := sf.schemes(pf.Params, true, pf.EarlyG2, log)
+	set, err := sf.Schemes(dv.Params, true, dv.EarlyG2, log)
 	if err != nil {
 		return fmt.Errorf("prove: %w", err)
 	}
 	// Devices first: a build without CUDA says so before any key loads.
-	slots, err := pf.Slots(log)
+	slots, err := dv.Slots(log)
 	if err != nil {
 		return err
 	}
@@ -140,7 +93,7 @@ func RunProve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("prove: %w", err)
 	}
-	sc, ref, canon, err := set.Identify(ctx, *in, raw, sf.hints)
+	sc, ref, canon, err := set.Identify(ctx, *in, raw, sf.Hints)
 	if err != nil {
 		return fmt.Errorf("prove %s: not proved: %w", *in, err)
 	}
@@ -155,7 +108,7 @@ func RunProve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("prove: %w", err)
 	}
-	keys := describeKey(circ)
+	keys := DescribeKey(circ)
 	fmt.Fprintf(os.Stderr, "keys: %s, loaded in %v\n", keys, time.Since(t1).Round(time.Millisecond))
 
 	parts := sec.Partitions()
@@ -185,4 +138,14 @@ func trimSuffix(s, suf string) string {
 		return s[:len(s)-len(suf)]
 	}
 	return s
+}
+
+// DescribeKey names a verifier's key as its scheme names it (the
+// verifying key's digest where it names none).
+func DescribeKey(v scheme.Verifier) string {
+	if d, ok := v.(interface{ Describe() string }); ok {
+		return d.Describe()
+	}
+	vk := v.Digests().VK
+	return "vk " + vk[:min(16, len(vk))]
 }
