@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -53,6 +55,15 @@ type event struct {
 	Test    string
 	Output  string
 	Elapsed float64
+	Time    time.Time
+}
+
+// span is when a package's test binary ran, from the run's first event:
+// the slowest ones, and when they started, say where CI's time goes (a
+// long package that starts late is the run's tail).
+type span struct {
+	pkg        string
+	start, ran time.Duration
 }
 
 type report struct {
@@ -64,10 +75,13 @@ type report struct {
 	passed, failed, skipped int
 	failedPkgs              int
 	failures                []string
+	t0                      time.Time
+	started                 map[string]time.Time
+	spans                   []span
 }
 
 func newReport(out, log io.Writer) *report {
-	return &report{out: out, log: log, buf: map[string]*strings.Builder{}}
+	return &report{out: out, log: log, buf: map[string]*strings.Builder{}, started: map[string]time.Time{}}
 }
 
 func (r *report) read(in io.Reader) error {
@@ -90,7 +104,12 @@ func (r *report) read(in io.Reader) error {
 
 func (r *report) event(e event) {
 	key := e.Package + " " + e.Test
+	if r.t0.IsZero() && !e.Time.IsZero() {
+		r.t0 = e.Time
+	}
 	switch e.Action {
+	case "start":
+		r.started[e.Package] = e.Time
 	case "output", "build-output":
 		fmt.Fprint(r.log, e.Output)
 		b := r.buf[key]
@@ -123,6 +142,9 @@ func (r *report) event(e event) {
 // packageDone prints a package's verdict; a failed package's own output
 // (a build error, a panic, a timeout's goroutine dump) with it.
 func (r *report) packageDone(e event, text *strings.Builder) {
+	if st, ok := r.started[e.Package]; ok && !st.IsZero() {
+		r.spans = append(r.spans, span{e.Package, st.Sub(r.t0), time.Duration(e.Elapsed * float64(time.Second))})
+	}
 	switch e.Action {
 	case "pass":
 		fmt.Fprintf(r.out, "ok   %s %.1fs\n", e.Package, e.Elapsed)
@@ -148,7 +170,17 @@ func (r *report) summary() {
 	for _, f := range r.failures {
 		fmt.Fprintf(r.out, "failed: %s\n", f)
 	}
+	slices.SortFunc(r.spans, func(a, b span) int { return int(b.ran - a.ran) })
+	for i, s := range r.spans[:min(len(r.spans), slowest)] {
+		if i == 0 {
+			fmt.Fprintf(r.out, "slowest packages (run time, started after the run's start):\n")
+		}
+		fmt.Fprintf(r.out, "  %-50s %7.1fs  +%v\n", s.pkg, s.ran.Seconds(), s.start.Round(time.Second))
+	}
 }
+
+// slowest is how many of the slowest packages the summary names.
+const slowest = 8
 
 // indent drops go test's own framing lines (=== RUN and the like, the
 // verdict line, printed separately) and indents the rest.

@@ -51,6 +51,7 @@ func TestD(t *testing.T) { t.Run("sub", func(t *testing.T) { t.Fatal("sub failed
 		"sub failed here",
 		"FAIL example.com/r",
 		"tests: 1 passed, 3 failed, 1 skipped; packages failed: 1",
+		"slowest packages (run time, started after the run's start):\n  example.com/r ",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the report lacks %q:\n%s", want, got)
