@@ -22,10 +22,17 @@ demo: build
 # result and every skipped or failed test with all it wrote (its errors,
 # its skip reason), which -v prints before the verdict, where a filter on
 # the log cannot find them (cmd/internal/testreport).
+#
+# The slowest packages are named first: go test starts test binaries in
+# the order of its package list, so the longest start at once rather than
+# last (alphabetically, integration, about 16 minutes on 2 cores, started
+# 15 minutes in and was the run's whole tail); testreport's summary names
+# the slowest packages and when each started.
+SLOW_TESTS := ./integration ./cmd/c2flow ./filecoin/circuit ./filecoin/snark ./activities ./filecoin/update ./cmd/c2flow/internal/lab
 test:
 	mkdir -p .c2flow
 	$(GO) build -o .c2flow/testreport ./cmd/internal/testreport
-	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -count=1 -timeout 30m -json ./... 2>&1 | \
+	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -count=1 -timeout 30m -json $(SLOW_TESTS) ./... 2>&1 | \
 		.c2flow/testreport -log .c2flow/test.log; \
 		rc=$$?; echo "full test log: .c2flow/test.log"; exit $$rc
 
