@@ -1,5 +1,5 @@
-// Package procflags holds the flags of a c2flow process that proves in
-// itself: logging and devices. It stays apart from cliflags (Temporal, S3,
+// Package procflags holds the flags of a c2flow process that proves in its
+// own process: logging and devices. It stays apart from cliflags (Temporal, S3,
 // the worker host) so that a command proving in its own process, and its
 // cuda-tagged test under make test-icicle, link no Temporal client.
 package procflags
