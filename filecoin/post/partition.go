@@ -3,6 +3,9 @@ package post
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -173,39 +176,71 @@ func NewPartition(info proofs.PoStProofInfo, randomness [32]byte, k int, vanilla
 // verify is FallbackPoSt::verify over the circuit's sectors: each sector
 // proof's comm_r, opening count and openings, each for the leaf its
 // circuit sector and challenge are given. Padding (the last proof
-// repeated) is verified once.
+// repeated) is verified once. The sectors are verified on every core: a
+// 32GiB window partition's 2,349 sectors take about 7 ms each on one
+// (23,490 openings, 17 s), and every decode verifies them. The error is
+// the first failing sector's in partition order, whatever the
+// scheduling: sectors are handed out in order, and none past a failure
+// is started.
 func (p *Partition) verify() error {
 	n := len(p.Sectors)
-	for i, sp := range p.Proofs {
-		pi := min(i, n-1)
-		if i >= n && sp == p.Proofs[n-1] {
-			continue
-		}
-		pub := p.Sectors[pi]
-		if err := checkCommR(pub, sp); err != nil {
-			return err
-		}
-		leaves := make([]uint64, p.Info.CircuitChallenges)
-		for j := range leaves {
-			leaves[j] = circuitChallenge(p.Info, p.Randomness, pub.ID, p.K, pi, j)
-		}
-		// Name a winning challenge by its opening in the vanilla proof.
-		name := func(j int) int { return j }
-		if p.Info.Type == proofs.PoStWinning {
-			name = func(int) int { return i }
-		}
-		if len(sp.Openings) != len(leaves) {
-			err := checkCount(pub, len(sp.Openings), leaves)
-			var se *SectorError
-			if errors.As(err, &se) && se.Challenge >= 0 {
-				se.Challenge = name(se.Challenge)
+	todo := len(p.Proofs)
+	for todo > n && p.Proofs[todo-1] == p.Proofs[n-1] {
+		todo--
+	}
+	errs := make([]error, todo)
+	var next, failed atomic.Int64
+	failed.Store(int64(todo))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), todo) {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(todo) || i > failed.Load() {
+					return
+				}
+				if errs[i] = p.verifySector(int(i)); errs[i] != nil {
+					for f := failed.Load(); i < f && !failed.CompareAndSwap(f, i); f = failed.Load() {
+					}
+				}
 			}
-			return err
+		})
+	}
+	wg.Wait()
+	if f := failed.Load(); f < int64(todo) {
+		return errs[f]
+	}
+	return nil
+}
+
+// verifySector verifies circuit sector i's proof (verify's loop body).
+func (p *Partition) verifySector(i int) error {
+	n := len(p.Sectors)
+	sp, pi := p.Proofs[i], min(i, n-1)
+	pub := p.Sectors[pi]
+	if err := checkCommR(pub, sp); err != nil {
+		return err
+	}
+	leaves := make([]uint64, p.Info.CircuitChallenges)
+	for j := range leaves {
+		leaves[j] = circuitChallenge(p.Info, p.Randomness, pub.ID, p.K, pi, j)
+	}
+	// Name a winning challenge by its opening in the vanilla proof.
+	name := func(j int) int { return j }
+	if p.Info.Type == proofs.PoStWinning {
+		name = func(int) int { return i }
+	}
+	if len(sp.Openings) != len(leaves) {
+		err := checkCount(pub, len(sp.Openings), leaves)
+		var se *SectorError
+		if errors.As(err, &se) && se.Challenge >= 0 {
+			se.Challenge = name(se.Challenge)
 		}
-		for j, o := range sp.Openings {
-			if err := checkOpening(p.Info, pub, sp, o, name(j), leaves[j]); err != nil {
-				return err
-			}
+		return err
+	}
+	for j, o := range sp.Openings {
+		if err := checkOpening(p.Info, pub, sp, o, name(j), leaves[j]); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package post
 import (
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -182,6 +183,41 @@ func TestNewPartitionRefuses(t *testing.T) {
 	}
 	if _, err := NewPartition(win, randomness, 0, []*VanillaProof{w, w}); err == nil {
 		t.Error("two winning sectors")
+	}
+}
+
+// Sectors are verified on every core, and the error is still the first
+// failing sector's in partition order, whatever finished first: a window
+// partition of 12 sectors with sectors 5 and 6 tampered (6 in flight
+// beside 5, and failing later, at its last opening) names 5, and a winning
+// proof with openings 10 and 11 tampered names 10, every time.
+func TestPartitionVerifyNamesTheFirstFailure(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	rng := rand.New(rand.NewPCG(7, 8))
+	randomness := MaskRandomness([32]byte(randomNode(rng)))
+	wdw, _ := proofs.LookupPoSt(proofs.StackedDrgWindow2KiBV1_2)
+	wdw.SectorCount, wdw.CircuitSectors = 12, 12
+	vs := make([]*VanillaProof, 12)
+	for i := range vs {
+		vs[i] = makeVanilla(t, rng, wdw, randomness, uint64(100+i), i)
+	}
+	if _, err := NewPartition(wdw, randomness, 0, vs); err != nil {
+		t.Fatalf("12 good sectors: %v", err)
+	}
+	vs[6].Sectors[0].Openings[len(vs[6].Sectors[0].Openings)-1].Leaf[0] ^= 1
+	vs[5].Sectors[0].Openings[0].Leaf[0] ^= 1
+	win, _ := proofs.LookupPoSt(proofs.StackedDrgWinning2KiBV1)
+	w := makeVanilla(t, rng, win, randomness, 9, 0)
+	w.Sectors[0].Openings[11].Leaf[0] ^= 1
+	w.Sectors[0].Openings[10].Leaf[0] ^= 1
+	for range 50 {
+		var se *SectorError
+		if _, err := NewPartition(wdw, randomness, 0, vs); !errors.As(err, &se) || se.Sector != 105 || se.Challenge != 0 {
+			t.Fatalf("window, sectors 105 and 106 tampered: %v; want sector 105, challenge 0", err)
+		}
+		if _, err := NewPartition(win, randomness, 0, []*VanillaProof{w}); !errors.As(err, &se) || se.Sector != 9 || se.Challenge != 10 {
+			t.Fatalf("winning, openings 10 and 11 tampered: %v; want challenge 10", err)
+		}
 	}
 }
 
