@@ -41,6 +41,32 @@ func forms(t *testing.T, b []byte) (indented, reversed []byte) {
 	return indented, reversed
 }
 
+// form is one byte form of a job's input.
+type form struct {
+	name string
+	raw  []byte
+}
+
+// sameJob checks that each form, through identify (a file's Identify, a
+// request's Admit), is the job want with the canonical bytes canon, and
+// is not canon's own bytes (else it would prove nothing).
+func sameJob(t *testing.T, how string, forms []form, want job.SectorRef, canon []byte, identify func(raw []byte) (job.SectorRef, []byte, error)) {
+	t.Helper()
+	for _, f := range forms {
+		if bytes.Equal(f.raw, canon) {
+			t.Fatalf("%s, %s: the canonical bytes", how, f.name)
+		}
+		ref, b, err := identify(f.raw)
+		if err != nil {
+			t.Errorf("%s, %s: %v", how, f.name, err)
+			continue
+		}
+		if ref != want || !bytes.Equal(b, canon) {
+			t.Errorf("%s, %s: identity %s %s (%d canonical bytes), want %s", how, f.name, ref.Identity(), ref.Profile, len(b), want.Identity())
+		}
+	}
+}
+
 // base64Lines is b in base64 as a JSON string's content, in lines of 76
 // as a MIME encoder writes it (encoding/json decodes it whole).
 func base64Lines(b []byte) string {
@@ -89,10 +115,7 @@ func TestPoRepIdentityIsContent(t *testing.T) {
 	envelope := wrap(canon)
 	envIndented, envReversed := forms(t, envelope)
 	inLines := []byte(strings.Replace(string(envelope), base64.StdEncoding.EncodeToString(canon), base64Lines(canon), 1))
-	envelopes := []struct {
-		name string
-		raw  []byte
-	}{
+	envelopes := []form{
 		{"Commit2In", envelope},
 		{"Commit2In reindented", envIndented},
 		{"Commit2In, keys reversed", envReversed},
@@ -100,10 +123,7 @@ func TestPoRepIdentityIsContent(t *testing.T) {
 		{"Commit2In of the C1 with keys reversed", wrap(bareReversed)},
 		{"Commit2In, base64 in lines", inLines},
 	}
-	files := append([]struct {
-		name string
-		raw  []byte
-	}{{"bare C1 reindented", bareIndented}, {"bare C1, keys reversed", bareReversed}}, envelopes...)
+	files := append([]form{{"bare C1 reindented", bareIndented}, {"bare C1, keys reversed", bareReversed}}, envelopes...)
 
 	sc := snark.New(snark.Params{}, nil)
 	hints := scheme.Hints{ProverID: hex.EncodeToString(prover[:])}
@@ -114,30 +134,13 @@ func TestPoRepIdentityIsContent(t *testing.T) {
 	if want.C1Digest != job.Digest(canon) || !bytes.Equal(got, canon) || want.SectorID != sector || want.Profile != info.Name {
 		t.Fatalf("the canonical C1 is not its own canonical form: %+v", want)
 	}
-	for _, f := range files {
-		if bytes.Equal(f.raw, canon) {
-			t.Fatalf("%s: the canonical bytes", f.name)
-		}
-		ref, b, err := sc.Identify(ctx, "5.c1.json", f.raw, hints)
-		if err != nil {
-			t.Errorf("file, %s: %v", f.name, err)
-			continue
-		}
-		if ref != want || !bytes.Equal(b, canon) {
-			t.Errorf("file, %s: identity %s %s (%d canonical bytes), want %s", f.name, ref.Identity(), ref.Profile, len(b), want.Identity())
-		}
-	}
-	for _, e := range envelopes {
-		ref, b, err := sc.Admit(ctx, scheme.Request{Kind: scheme.KindPoRep, RegisteredProof: uint64(proofs.StackedDrg2KiBV1_1),
-			MinerID: miner, SectorNumber: sector, SectorSize: info.SectorSize, Envelope: e.raw})
-		if err != nil {
-			t.Errorf("request, %s: %v", e.name, err)
-			continue
-		}
-		if ref != want || !bytes.Equal(b, canon) {
-			t.Errorf("request, %s: identity %s %s (%d canonical bytes), want %s", e.name, ref.Identity(), ref.Profile, len(b), want.Identity())
-		}
-	}
+	sameJob(t, "file", files, want, canon, func(raw []byte) (job.SectorRef, []byte, error) {
+		return sc.Identify(ctx, "5.c1.json", raw, hints)
+	})
+	sameJob(t, "request", envelopes, want, canon, func(raw []byte) (job.SectorRef, []byte, error) {
+		return sc.Admit(ctx, scheme.Request{Kind: scheme.KindPoRep, RegisteredProof: uint64(proofs.StackedDrg2KiBV1_1),
+			MinerID: miner, SectorNumber: sector, SectorSize: info.SectorSize, Envelope: raw})
+	})
 	// What is stored is what a worker decodes, within the bound it reads by.
 	if _, err := sc.Decode(got, want); err != nil {
 		t.Fatalf("the canonical bytes do not decode: %v", err)
@@ -204,22 +207,10 @@ func TestUpdateIdentityIsContent(t *testing.T) {
 	if want.C1Digest != job.Digest(canon) || !bytes.Equal(got, canon) {
 		t.Fatalf("the test updater's input is not canonical: %+v", want)
 	}
-	for _, f := range []struct {
-		name string
-		raw  []byte
-	}{{"reindented", indented}, {"keys reversed", reversed}, {"hex in upper case with 0x", []byte(upper)}, {"base64 in lines", []byte(inLines)}} {
-		if bytes.Equal(f.raw, canon) {
-			t.Fatalf("%s: the canonical bytes", f.name)
-		}
-		ref, b, err := u.Identify(ctx, "50.update.json", f.raw, scheme.Hints{})
-		if err != nil {
-			t.Errorf("file, %s: %v", f.name, err)
-			continue
-		}
-		if ref != want || !bytes.Equal(b, canon) {
-			t.Errorf("file, %s: identity %s %s (%d canonical bytes), want %s", f.name, ref.Identity(), ref.Profile, len(b), want.Identity())
-		}
-	}
+	files := []form{{"reindented", indented}, {"keys reversed", reversed}, {"hex in upper case with 0x", []byte(upper)}, {"base64 in lines", []byte(inLines)}}
+	sameJob(t, "file", files, want, canon, func(raw []byte) (job.SectorRef, []byte, error) {
+		return u.Identify(ctx, "50.update.json", raw, scheme.Hints{})
+	})
 	curio, err := json.Marshal(in.Vanilla)
 	if err != nil {
 		t.Fatal(err)
