@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/c2flow/c2flow/internal/parallel"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -179,38 +179,15 @@ func NewPartition(info proofs.PoStProofInfo, randomness [32]byte, k int, vanilla
 // repeated) is verified once. The sectors are verified on every core: a
 // 32GiB window partition's 2,349 sectors take about 7 ms each on one
 // (23,490 openings, 17 s), and every decode verifies them. The error is
-// the first failing sector's in partition order, whatever the
-// scheduling: sectors are handed out in order, and none past a failure
-// is started.
+// the first failing sector's in partition order, whatever the scheduling
+// (parallel.FirstError).
 func (p *Partition) verify() error {
 	n := len(p.Sectors)
 	todo := len(p.Proofs)
 	for todo > n && p.Proofs[todo-1] == p.Proofs[n-1] {
 		todo--
 	}
-	errs := make([]error, todo)
-	var next, failed atomic.Int64
-	failed.Store(int64(todo))
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), todo) {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(todo) || i > failed.Load() {
-					return
-				}
-				if errs[i] = p.verifySector(int(i)); errs[i] != nil {
-					for f := failed.Load(); i < f && !failed.CompareAndSwap(f, i); f = failed.Load() {
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if f := failed.Load(); f < int64(todo) {
-		return errs[f]
-	}
-	return nil
+	return parallel.FirstError(runtime.GOMAXPROCS(0), todo, p.verifySector)
 }
 
 // verifySector verifies circuit sector i's proof (verify's loop body).

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/filecoin/merkle"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/sdr"
+	par "github.com/c2flow/c2flow/internal/parallel"
 )
 
 // SealParams says what to seal.
@@ -368,40 +368,15 @@ func challengeProof(g *sdr.Graph, layers int, v view, node uint64) (c1.Proof, er
 func parallel(ctx context.Context, workers int, n uint64, f func(i uint64) error) error {
 	const chunk = 4096
 	chunks := (n + chunk - 1) / chunk
-	errs := make([]error, chunks)
-	var next uint64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range max(1, min(uint64(workers), chunks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				c := next
-				next++
-				mu.Unlock()
-				if c >= chunks {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					errs[c] = err
-					return
-				}
-				for i := c * chunk; i < min((c+1)*chunk, n); i++ {
-					if err := f(i); err != nil {
-						errs[c] = fmt.Errorf("node %d: %w", i, err)
-						break
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+	return par.FirstError(workers, int(chunks), func(c int) error {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-	}
-	return nil
+		for i := uint64(c) * chunk; i < min(uint64(c+1)*chunk, n); i++ {
+			if err := f(i); err != nil {
+				return fmt.Errorf("node %d: %w", i, err)
+			}
+		}
+		return nil
+	})
 }
