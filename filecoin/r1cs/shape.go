@@ -3,10 +3,10 @@ package r1cs
 import (
 	"fmt"
 	"math/bits"
-	"runtime"
-	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2flow/c2flow/internal/parallel"
 )
 
 // Matrix is one of A, B, C in compressed sparse rows: row r (constraint r)
@@ -235,7 +235,7 @@ func (s *Shape) EvalABC(inputs, aux []fr.Element) (a, b, c []fr.Element, err err
 	a = make([]fr.Element, rows)
 	b = make([]fr.Element, rows)
 	c = make([]fr.Element, rows)
-	s.parallelRows(func(lo, hi int) {
+	parallel.Ranges(s.NumConstraints(), 4096, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			a[r] = s.evalRow(&s.A, r, inputs, aux)
 			b[r] = s.evalRow(&s.B, r, inputs, aux)
@@ -275,27 +275,6 @@ func (s *Shape) evalRow(m *Matrix, r int, inputs, aux []fr.Element) fr.Element {
 		acc = addTerm(acc, &s.Coeffs[m.Coeffs[k]], x, &tmp)
 	}
 	return acc
-}
-
-func (s *Shape) parallelRows(f func(lo, hi int)) {
-	rows := s.NumConstraints()
-	workers := runtime.GOMAXPROCS(0)
-	const minChunk = 4096
-	if workers <= 1 || rows < 2*minChunk {
-		f(0, rows)
-		return
-	}
-	chunk := max((rows+workers-1)/workers, minChunk)
-	var wg sync.WaitGroup
-	for lo := 0; lo < rows; lo += chunk {
-		hi := min(lo+chunk, rows)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
 }
 
 // bitset is a fixed-capacity set of small integers that grows on demand.

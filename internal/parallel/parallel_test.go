@@ -46,3 +46,20 @@ func TestFirstError(t *testing.T) {
 		t.Fatalf("no workers asked: %v", err)
 	}
 }
+
+// Every index is covered exactly once, whatever n and the chunk.
+func TestRangesCoverOnce(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 4095, 4096, 8192, 100_003} {
+		seen := make([]atomic.Int32, n)
+		Ranges(n, 4096, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				seen[i].Add(1)
+			}
+		})
+		for i := range seen {
+			if c := seen[i].Load(); c != 1 {
+				t.Fatalf("n=%d: index %d covered %d times", n, i, c)
+			}
+		}
+	}
+}
