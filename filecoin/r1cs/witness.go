@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // WitnessOptions configures a [Witness].
@@ -16,6 +18,11 @@ type WitnessOptions struct {
 	// Check verifies every constraint as it is enforced and records the
 	// first unsatisfied one (see [Witness.Err]); it also tracks namespaces.
 	Check bool
+	// Pack, if set, takes the aux values instead of Aux, packed as they
+	// are allocated (the synthesis of a partition that waits for a device:
+	// never a dense assignment). Neither ABC nor Check can be set with it:
+	// they evaluate LCs over a dense assignment.
+	Pack *packed.Builder
 	// InputsHint, AuxHint and ConstraintsHint preallocate capacity. For
 	// large circuits pass the exact sizes (a [Counter]'s or [Shape]'s
 	// Stats): growing multi-GiB slices by append copies them and briefly
@@ -37,6 +44,9 @@ type Witness struct {
 
 	n          int // constraints enforced
 	abc, check bool
+	pack       *packed.Builder
+	nAux       int // aux allocated into pack
+	misuse     error
 	path       nsPath
 	failure    *UnsatisfiedError
 	overflow   error
@@ -49,9 +59,15 @@ var _ System = (*Witness)(nil)
 func NewWitness(opts WitnessOptions) *Witness {
 	w := &Witness{
 		Inputs: make([]fr.Element, 0, max(opts.InputsHint, 1)),
-		Aux:    make([]fr.Element, 0, opts.AuxHint),
 		abc:    opts.ABC,
 		check:  opts.Check,
+		pack:   opts.Pack,
+	}
+	if w.pack == nil {
+		w.Aux = make([]fr.Element, 0, opts.AuxHint)
+	} else if opts.ABC || opts.Check {
+		w.misuse = fmt.Errorf("witness: a packed witness cannot keep a, b, c or check constraints: %w", ErrWrongAssignment)
+		w.abc, w.check = false, false
 	}
 	if opts.ABC {
 		w.A = make([]fr.Element, 0, opts.ConstraintsHint)
@@ -64,6 +80,15 @@ func NewWitness(opts WitnessOptions) *Witness {
 
 // Alloc implements [System].
 func (w *Witness) Alloc(value fr.Element) Variable {
+	if w.pack != nil {
+		if w.nAux >= MaxVariables {
+			w.setOverflow("aux")
+			return Aux(MaxVariables - 1)
+		}
+		w.pack.Append(&value)
+		w.nAux++
+		return Aux(w.nAux - 1)
+	}
 	if len(w.Aux) >= MaxVariables {
 		w.setOverflow("aux")
 		return Aux(MaxVariables - 1)
@@ -154,10 +179,23 @@ func (w *Witness) AppendInputConstraints() {
 	}
 }
 
-// Err returns the first problem met: running out of variable indices, or,
+// NumAux returns the number of aux variables allocated (into Aux, or
+// packed).
+func (w *Witness) NumAux() int {
+	if w.pack != nil {
+		return w.nAux
+	}
+	return len(w.Aux)
+}
+
+// Err returns the first problem met: a packed witness asked to check or
+// keep a, b, c, running out of variable indices, or,
 // in check mode, an *[UnsatisfiedError] (wrapping [ErrUnsatisfied]) naming
 // the first unsatisfied constraint. It returns nil if there is none.
 func (w *Witness) Err() error {
+	if w.misuse != nil {
+		return w.misuse
+	}
 	if w.overflow != nil {
 		return w.overflow
 	}

@@ -1,0 +1,113 @@
+package r1cs
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2flow/c2flow/prover/packed"
+)
+
+// manyCubics synthesizes cubic for x = 0, 1, 2, ... n-1: inputs and aux
+// interleaved, values 0, 1 and others.
+func manyCubics(cs System, n int) {
+	for x := 0; x < n; x++ {
+		cubic(cs, uint64(x))
+	}
+}
+
+// The packed witness holds the dense one's values, and a, b, c evaluated
+// from it by the system a Shape converts to, or a Recorder records, equal
+// the witness builder's a, b, c element for element.
+func TestPackedEvaluationMatchesDense(t *testing.T) {
+	const n = 50
+	dense := NewWitness(WitnessOptions{ABC: true, Check: true})
+	manyCubics(dense, n)
+	dense.AppendInputConstraints()
+	if err := dense.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The packed synthesis: the inputs' slots reserved first (their values
+	// come last), the aux packed as allocated.
+	b := packed.NewBuilder(len(dense.Inputs) + len(dense.Aux))
+	var zero fr.Element
+	for range dense.Inputs {
+		b.AppendOther(&zero)
+	}
+	pw := NewWitness(WitnessOptions{Pack: b})
+	manyCubics(pw, n)
+	pw.AppendInputConstraints()
+	if err := pw.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(pw.Aux) != 0 || pw.NumAux() != len(dense.Aux) {
+		t.Fatalf("packed witness: %d dense aux, %d aux", len(pw.Aux), pw.NumAux())
+	}
+	for i := range pw.Inputs {
+		if err := b.SetOther(i, &pw.Inputs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := b.Vector()
+	for i, x := range append(append([]fr.Element(nil), dense.Inputs...), dense.Aux...) {
+		if got := w.At(i); got != x {
+			t.Fatalf("wire %d differs", i)
+		}
+	}
+
+	shape := NewShape()
+	manyCubics(shape, n)
+	shape.AppendInputConstraints()
+	fromShape, err := shape.System()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := NewCounter()
+	manyCubics(counter, n)
+	rec := NewRecorder(counter.Stats())
+	manyCubics(rec, n)
+	rec.AppendInputConstraints()
+	recorded, err := rec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, sys := range map[string]*packed.System{"shape": fromShape, "recorder": recorded} {
+		if sys.Rows() != len(dense.A) {
+			t.Fatalf("%s: %d rows, the witness %d constraints", name, sys.Rows(), len(dense.A))
+		}
+		for m, want := range [][]fr.Element{dense.A, dense.B, dense.C} {
+			got := make([]fr.Element, len(want))
+			if err := sys.Eval(m, w, 0, got); err != nil {
+				t.Fatal(err)
+			}
+			for r := range want {
+				if got[r] != want[r] {
+					t.Fatalf("%s: matrix %d row %d differs from the witness builder's", name, m, r)
+				}
+			}
+		}
+		if r, err := sys.CheckRows(w, 0, sys.Rows(), 7); err != nil || r != -1 {
+			t.Fatalf("%s: row check: %d, %v", name, r, err)
+		}
+	}
+}
+
+func TestPackedWitnessRefusesChecking(t *testing.T) {
+	w := NewWitness(WitnessOptions{Pack: packed.NewBuilder(0), Check: true})
+	cubic(w, 3)
+	if err := w.Err(); !errors.Is(err, ErrWrongAssignment) {
+		t.Fatalf("a checking packed witness: %v", err)
+	}
+}
+
+func TestRecorderRefusesOtherCounts(t *testing.T) {
+	counter := NewCounter()
+	manyCubics(counter, 3)
+	rec := NewRecorder(counter.Stats())
+	manyCubics(rec, 4)
+	if _, err := rec.Build(); !errors.Is(err, ErrWrongAssignment) {
+		t.Fatalf("a circuit larger than counted: %v", err)
+	}
+}
