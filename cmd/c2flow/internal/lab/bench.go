@@ -324,19 +324,21 @@ func splitSides(args []string) ([]string, []string, error) {
 
 func RunBench(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: c2flow bench prover|batch|stats|compare [flags]")
+		return fmt.Errorf("usage: c2flow bench prover|batch|witness|stats|compare [flags]")
 	}
 	switch args[0] {
 	case "prover":
 		return runBenchProver(ctx, args[1:])
 	case "batch":
 		return runBenchBatch(ctx, args[1:])
+	case "witness":
+		return runBenchWitness(ctx, args[1:])
 	case "stats":
 		return runBenchStats(args[1:])
 	case "compare":
 		return runBenchCompare(args[1:])
 	}
-	return fmt.Errorf("unknown bench command %q (prover, batch, stats, compare)", args[0])
+	return fmt.Errorf("unknown bench command %q (prover, batch, witness, stats, compare)", args[0])
 }
 
 func runBenchProver(ctx context.Context, args []string) error {

@@ -1,0 +1,373 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/metrics"
+	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/prover/packed"
+)
+
+// WitnessCircuit is one large circuit as `c2flow bench witness` measures
+// it: its sizes, its blank synthesis (the shape: counted, then recorded
+// into the prover's system) and the synthesis of a partition's witness.
+type WitnessCircuit struct {
+	// Proof names it ("StackedDrg32GiBV1_1").
+	Proof string
+	// Partitions is how many partitions Build can make (the ones held).
+	Partitions int
+	// Counts are its sizes, bellperson's per-input constraints included.
+	Counts r1cs.Counts
+	// Blank synthesizes the circuit with no values (Counter, Recorder).
+	Blank func(r1cs.System) error
+	// Build synthesizes partition k's witness; Inputs are the public
+	// inputs it must have (without ONE; nil: not checked).
+	Build  func(k int) (func(*r1cs.Witness) error, error)
+	Inputs func(k int) ([]fr.Element, error)
+}
+
+// WitnessOptions are what `bench witness` does beside one synthesis.
+type WitnessOptions struct {
+	Partition int
+	// Hold synthesizes this many partitions (Partition on, taking turns
+	// through Partitions) and holds them all at once; 0 or 1: one, with
+	// the system recorded and the rows checked.
+	Hold int
+	// Chunk is the rows evaluated at once in the row check.
+	Chunk int
+	// Spill, if set, carries the synthesized partition through it and
+	// back (the split fleet's path), each side's peak measured.
+	Spill interface {
+		Put(ctx context.Context, key string, size int64, write func(io.Writer) error) error
+		Get(ctx context.Context, key string) (io.ReadCloser, error)
+		Delete(ctx context.Context, key string) error
+	}
+	Log *slog.Logger
+}
+
+// WitnessReport is what one run measured. Peaks are the process's resident
+// set (VmHWM), reset before each step; growth is above the RSS the step
+// started at.
+type WitnessReport struct {
+	Proof     string
+	Partition int
+	Wires     int
+	Zeros     int
+	Ones      int
+	Others    int
+	// SynthTime and SynthPeakRSS are one partition's packed synthesis;
+	// BaseRSS the process's RSS before it (the input decoded).
+	SynthTime    time.Duration
+	SynthPeakRSS int64
+	BaseRSS      int64
+	PackedBytes  int64
+	// DenseBytes is what the partition held dense (W, a, b, c).
+	DenseBytes int64
+	// RecordTime, StaticBytes and RecordPeakRSS are the system's
+	// recording and its memory.
+	RecordTime    time.Duration
+	StaticBytes   int64
+	RecordPeakRSS int64
+	// EvalTime is a, b, c evaluated over every row, chunk by chunk;
+	// CheckTime the a·b = c comparison beside it. BadRow is the first row
+	// that failed, -1 if none.
+	EvalTime, CheckTime time.Duration
+	BadRow              int
+	// Held is how many partitions were held at once (Hold), HeldBytes
+	// their packed bytes, HeldPeakRSS the process's peak.
+	Held        int
+	HeldBytes   int64
+	HeldPeakRSS int64
+	HoldTime    time.Duration
+	// Spill: the encoded size, each side's time and peak growth.
+	SpillBytes                   int64
+	SpillPut, SpillGet           time.Duration
+	SpillPutGrowth, SpillGetGrow int64
+}
+
+// Line is the report's last line: key=value pairs, as the partitions' log
+// lines are.
+func (r *WitnessReport) Line() string {
+	s := fmt.Sprintf("proof=%s partition=%d synth_ms=%d synth_peak_rss_bytes=%d packed_bytes=%d static_bytes=%d eval_ms=%d rows_ok=%v",
+		r.Proof, r.Partition, r.SynthTime.Milliseconds(), r.SynthPeakRSS, r.PackedBytes, r.StaticBytes, r.EvalTime.Milliseconds(), r.BadRow < 0 && r.StaticBytes > 0)
+	s += fmt.Sprintf(" wires=%d zeros=%d ones=%d others=%d bit_share=%.4f dense_bytes=%d", r.Wires, r.Zeros, r.Ones, r.Others, r.bitShare(), r.DenseBytes)
+	if r.Held > 1 {
+		s += fmt.Sprintf(" held=%d held_bytes=%d held_peak_rss_bytes=%d", r.Held, r.HeldBytes, r.HeldPeakRSS)
+	}
+	if r.SpillBytes > 0 {
+		s += fmt.Sprintf(" spill_bytes=%d spill_put_ms=%d spill_put_growth_bytes=%d spill_get_ms=%d spill_get_growth_bytes=%d",
+			r.SpillBytes, r.SpillPut.Milliseconds(), r.SpillPutGrowth, r.SpillGet.Milliseconds(), r.SpillGetGrow)
+	}
+	return s
+}
+
+func (r *WitnessReport) bitShare() float64 {
+	if r.Wires == 0 {
+		return 0
+	}
+	return float64(r.Zeros+r.Ones) / float64(r.Wires)
+}
+
+// startPeak returns the memory the Go runtime holds to the OS and resets
+// the process's peak RSS to what it holds now, so the next VmHWM is the
+// next step's.
+func startPeak() int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	metrics.ResetPeakRSS()
+	return metrics.RSS()
+}
+
+// Witness measures c: one partition synthesized packed (time, peak RSS,
+// packed bytes, the 0/1 share), then either held with others (Hold), or
+// its system recorded and its rows checked (a, b, c evaluated chunk by
+// chunk: a·b = c), and optionally spilled and loaded back.
+func Witness(ctx context.Context, c WitnessCircuit, o WitnessOptions) (*WitnessReport, error) {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	r := &WitnessReport{Proof: c.Proof, Partition: o.Partition, BadRow: -1,
+		DenseBytes: 32 * int64(c.Counts.Inputs+c.Counts.Aux+3*c.Counts.Constraints)}
+	synth := func(k int) (*packed.Vector, time.Duration, error) {
+		build, err := c.Build(k)
+		if err != nil {
+			return nil, 0, err
+		}
+		t0 := time.Now()
+		w, inputs, err := r1cs.SynthesizePacked(c.Counts, build)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s partition %d: synthesize: %w", c.Proof, k, err)
+		}
+		took := time.Since(t0)
+		if c.Inputs != nil {
+			want, err := c.Inputs(k)
+			if err != nil {
+				return nil, 0, err
+			}
+			for i := range want {
+				if !want[i].Equal(&inputs[i+1]) {
+					return nil, 0, fmt.Errorf("%s partition %d: input %d is not the public data's", c.Proof, k, i+1)
+				}
+			}
+		}
+		return w, took, nil
+	}
+
+	r.BaseRSS = startPeak()
+	w, took, err := synth(o.Partition)
+	if err != nil {
+		return nil, err
+	}
+	r.SynthTime, r.SynthPeakRSS, r.PackedBytes = took, metrics.PeakRSS(), w.Bytes()
+	r.Wires = w.Len()
+	r.Zeros, r.Ones, r.Others = w.Counts()
+	o.Log.Info("synthesized", "proof", c.Proof, "partition", o.Partition, "synth_ms", took.Milliseconds(), "packed_bytes", r.PackedBytes,
+		"peak_rss_bytes", r.SynthPeakRSS, "base_rss_bytes", r.BaseRSS)
+
+	if o.Hold > 1 {
+		return r, hold(ctx, c, o, r, w, synth)
+	}
+	if o.Spill != nil {
+		if err := spillRoundTrip(ctx, o, r, c.Proof, w); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// The system: counted, then recorded into arrays sized exactly.
+	startPeak()
+	t0 := time.Now()
+	cnt := r1cs.NewCounter()
+	if err := c.Blank(cnt); err != nil {
+		return nil, fmt.Errorf("%s: count: %w", c.Proof, err)
+	}
+	rec := r1cs.NewRecorder(cnt.Stats())
+	if err := c.Blank(rec); err != nil {
+		return nil, fmt.Errorf("%s: record: %w", c.Proof, err)
+	}
+	rec.AppendInputConstraints()
+	sys, err := rec.Build()
+	if err != nil {
+		return nil, fmt.Errorf("%s: record: %w", c.Proof, err)
+	}
+	r.RecordTime, r.StaticBytes, r.RecordPeakRSS = time.Since(t0), sys.Bytes(), metrics.PeakRSS()
+	o.Log.Info("system recorded", "proof", c.Proof, "record_ms", r.RecordTime.Milliseconds(), "static_bytes", r.StaticBytes, "peak_rss_bytes", r.RecordPeakRSS)
+
+	r.EvalTime, r.CheckTime, r.BadRow, err = checkRows(ctx, sys, w, o.Chunk)
+	if err != nil {
+		return nil, err
+	}
+	o.Log.Info("rows checked", "proof", c.Proof, "eval_ms", r.EvalTime.Milliseconds(), "check_ms", r.CheckTime.Milliseconds(), "bad_row", r.BadRow)
+	runtime.KeepAlive(sys)
+	return r, nil
+}
+
+// checkRows evaluates a, b and c of every row from w, chunk rows at a
+// time (three chunks in memory, never the dense vectors), and checks
+// a·b = c. It returns the evaluation's time, the check's, and the first
+// row that failed (-1: none).
+func checkRows(ctx context.Context, sys *packed.System, w *packed.Vector, chunk int) (eval, check time.Duration, bad int, err error) {
+	if chunk <= 0 {
+		chunk = 1 << 22
+	}
+	rows := sys.Rows()
+	size := min(chunk, rows)
+	abc := [3][]fr.Element{make([]fr.Element, size), make([]fr.Element, size), make([]fr.Element, size)}
+	bad = -1
+	for lo := 0; lo < rows; lo += size {
+		if err := ctx.Err(); err != nil {
+			return eval, check, bad, err
+		}
+		n := min(size, rows-lo)
+		t0 := time.Now()
+		for m := range abc {
+			if err := sys.Eval(m, w, lo, abc[m][:n]); err != nil {
+				return eval, check, bad, err
+			}
+		}
+		t1 := time.Now()
+		eval += t1.Sub(t0)
+		if b := firstBadRow(abc[0][:n], abc[1][:n], abc[2][:n]); b >= 0 && bad < 0 {
+			bad = lo + b
+		}
+		check += time.Since(t1)
+	}
+	return eval, check, bad, nil
+}
+
+// firstBadRow is the first i with a[i]·b[i] ≠ c[i], -1 if none, checked
+// on every core.
+func firstBadRow(a, b, c []fr.Element) int {
+	var mu sync.Mutex
+	bad := -1
+	n := len(a)
+	workers := runtime.GOMAXPROCS(0)
+	step := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += step {
+		wg.Go(func() {
+			var p fr.Element
+			for i := lo; i < min(lo+step, n); i++ {
+				if p.Mul(&a[i], &b[i]); p != c[i] {
+					mu.Lock()
+					if bad < 0 || i < bad {
+						bad = i
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return bad
+}
+
+// hold synthesizes o.Hold partitions in all (the first is w), two at a
+// time on a machine of more than one core, holds them, and measures the
+// process's peak.
+func hold(ctx context.Context, c WitnessCircuit, o WitnessOptions, r *WitnessReport, w *packed.Vector, synth func(int) (*packed.Vector, time.Duration, error)) error {
+	held := []*packed.Vector{w}
+	var mu sync.Mutex
+	t0 := time.Now()
+	sem := make(chan struct{}, max(1, min(2, runtime.GOMAXPROCS(0))))
+	errs := make(chan error, o.Hold)
+	var wg sync.WaitGroup
+	for i := 1; i < o.Hold; i++ {
+		k := (o.Partition + i) % max(c.Partitions, 1)
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := ctx.Err(); err != nil {
+				errs <- err
+				return
+			}
+			v, took, err := synth(k)
+			if err != nil {
+				errs <- err
+				return
+			}
+			mu.Lock()
+			held = append(held, v)
+			n := len(held)
+			mu.Unlock()
+			o.Log.Info("synthesized and held", "proof", c.Proof, "partition", k, "synth_ms", took.Milliseconds(), "packed_bytes", v.Bytes(),
+				"held", n, "rss_bytes", metrics.RSS(), "peak_rss_bytes", metrics.PeakRSS())
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		return err
+	}
+	r.HoldTime, r.Held, r.HeldPeakRSS = time.Since(t0), len(held), metrics.PeakRSS()
+	for _, v := range held {
+		r.HeldBytes += v.Bytes()
+	}
+	runtime.KeepAlive(held)
+	return nil
+}
+
+// spillRoundTrip writes w as a spilled solution through o.Spill and reads
+// it back, as a synthesis host and a device host do, measuring each
+// side's time and how far its peak RSS rose above where it started.
+func spillRoundTrip(ctx context.Context, o WitnessOptions, r *WitnessReport, proof string, w *packed.Vector) error {
+	sol := &prover.Solution{Partition: fmt.Sprintf("bench/%s/%d", proof, o.Partition), Job: "bench-witness", W: w}
+	key := fmt.Sprintf("bench/%s/%d/%d", proof, o.Partition, time.Now().UnixNano())
+	r.SpillBytes = sol.EncodedBytes()
+	base := startPeak()
+	t0 := time.Now()
+	if err := o.Spill.Put(ctx, key, r.SpillBytes, func(wr io.Writer) error {
+		_, err := sol.WriteTo(wr)
+		return err
+	}); err != nil {
+		return fmt.Errorf("spill %s: %w", key, err)
+	}
+	r.SpillPut, r.SpillPutGrowth = time.Since(t0), metrics.PeakRSS()-base
+	defer o.Spill.Delete(context.WithoutCancel(ctx), key)
+
+	base = startPeak()
+	t0 = time.Now()
+	rc, err := o.Spill.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("load spill %s: %w", key, err)
+	}
+	back, err := prover.ReadSolution(rc, w.Len())
+	rc.Close()
+	if err != nil {
+		return fmt.Errorf("load spill %s: %w", key, err)
+	}
+	r.SpillGet, r.SpillGetGrow = time.Since(t0), metrics.PeakRSS()-base
+	if back.Partition != sol.Partition || !sameVector(back.W, w) {
+		return errors.New("spill: the partition read back is not the one written")
+	}
+	o.Log.Info("spilled and loaded", "spill_bytes", r.SpillBytes, "put_ms", r.SpillPut.Milliseconds(), "put_growth_bytes", r.SpillPutGrowth,
+		"get_ms", r.SpillGet.Milliseconds(), "get_growth_bytes", r.SpillGetGrow)
+	return nil
+}
+
+// sameVector compares two vectors by their encodings' digests.
+func sameVector(a, b *packed.Vector) bool {
+	if a.Len() != b.Len() || a.Others() != b.Others() {
+		return false
+	}
+	x, y := sha256.New(), sha256.New()
+	a.WriteTo(x)
+	b.WriteTo(y)
+	return bytes.Equal(x.Sum(nil), y.Sum(nil))
+}
