@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"sync"
@@ -14,8 +15,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/internal/iocount"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/metrics"
+	"github.com/c2flow/c2flow/prover"
 )
 
 // Host is one worker process's activities (job.Activities) and their
@@ -378,11 +381,13 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 		held = err == nil
 		return out, err
 	}
-	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: n, budget: budget}
+	// The witness holds its packed bytes from now: the rest of what the
+	// synthesis reserved goes back to the budget.
+	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: s.Bytes(), budget: budget}
 	if in.ClaimWithin > 0 {
 		w.dropAt = time.Now().Add(claimDeadline(in.ClaimWithin))
 	}
-	budget.Hold(w.bytes)
+	budget.Hold(n, w.bytes)
 	held = true
 	handle := h.ws.put(w)
 	h.count(func(st *HostStats) { st.Syntheses++ })
@@ -396,50 +401,57 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 // outrun the device hosts, whatever the spill's capacity.
 func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n int64, budget *Budget) (job.SynthOutput, error) {
 	t0 := time.Now()
-	data, err := h.Phases.Spill(s)
-	if err != nil {
-		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
-	}
 	key := s.Partition() + "/" + newHandle() // the prover, sector and partition, then this copy
-	if err := h.spill.Put(ctx, key, data); err != nil {
+	size := h.Phases.SpillBytes(s)
+	if err := h.spill.Put(ctx, key, size, func(w io.Writer) error { return h.Phases.Spill(s, w) }); err != nil {
 		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
 	}
-	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: n, spill: key, budget: budget}
-	budget.Hold(w.bytes)
+	// The spilled witness's packed bytes stay in this host's budget until
+	// the workflow releases them: a synthesis host does not outrun the
+	// device hosts.
+	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: s.Bytes(), spill: key, budget: budget}
+	budget.Hold(n, w.bytes)
 	handle := h.ws.put(w)
 	h.count(func(st *HostStats) { st.Syntheses++; st.Spilled++ })
 	h.phase("synth", s.SynthTime())
-	h.Log.Info("SPILL_END", "partition", s.Partition(), "bytes", len(data), "spill_ms", time.Since(t0).Milliseconds())
+	h.Log.Info("SPILL_END", "partition", s.Partition(), "spill_bytes", size, "spill_ms", time.Since(t0).Milliseconds())
 	return job.SynthOutput{Witness: job.WitnessLocation{Host: h.ID, DeviceQueue: job.QueueDevice, ControlQueue: job.ControlQueue(h.ID),
 		Handle: handle, Spill: key}, Bytes: w.bytes, SynthMS: s.SynthTime().Milliseconds()}, nil
 }
 
 // loadSpilled reads a spilled witness onto this device host and returns
-// its local handle. A missing or damaged spill loses the witness: the
-// workflow synthesizes the partition again.
+// its local handle, streamed: the witness is decoded as it arrives. A
+// missing, damaged or foreign spill loses the witness: the workflow
+// synthesizes the partition again. A read that fails on the way (the
+// store's trouble) is retried.
 func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, error) {
 	if h.spill == nil {
 		return "", temporal.NewNonRetryableApplicationError("host "+h.ID+" has no --spill to load witness "+in.Witness.Spill+" from", job.ErrWitnessLost, nil)
 	}
 	t0 := time.Now()
-	data, err := h.spill.Get(ctx, in.Witness.Spill)
+	r, err := h.spill.Get(ctx, in.Witness.Spill)
 	if err != nil {
 		if errors.Is(err, ErrSpillMissing) {
 			return "", h.witnessLost(in.Witness.Spill, "device phase")
 		}
 		return "", fmt.Errorf("load spilled witness %s: %w", in.Witness.Spill, err)
 	}
-	s, err := h.Phases.Unspill(ctx, in.SectorRef, in.Partition, data)
+	cr := &iocount.Reader{R: r}
+	s, err := h.Phases.Unspill(ctx, in.SectorRef, in.Partition, cr)
+	r.Close()
 	var ae *temporal.ApplicationError
 	switch {
 	case errors.As(err, &ae):
 		return "", err // the sector's own trouble (bad C1, no keys)
-	case err != nil:
+	case errors.Is(err, prover.ErrBadSpill):
 		h.count(func(st *HostStats) { st.WitnessLost++ })
+		h.Log.Warn("spilled witness refused: the partition is synthesized again", "spill", in.Witness.Spill, "error", err)
 		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("spill %s: %v", in.Witness.Spill, err), job.ErrWitnessLost, err)
+	case err != nil:
+		return "", fmt.Errorf("load spilled witness %s: %w", in.Witness.Spill, err)
 	}
 	h.count(func(st *HostStats) { st.Loaded++ })
-	h.Log.Info("SPILL_LOAD", "partition", s.Partition(), "bytes", len(data), "load_ms", time.Since(t0).Milliseconds())
+	h.Log.Info("SPILL_LOAD", "partition", s.Partition(), "spill_bytes", cr.N, "bytes", s.Bytes(), "load_ms", time.Since(t0).Milliseconds())
 	// Not in this host's budget: the synthesis host counts it until the
 	// workflow releases it there; here the device queue's concurrency
 	// bounds what is loaded.

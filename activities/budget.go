@@ -11,7 +11,11 @@ import (
 // Budget is a host's memory backpressure: what the syntheses running and
 // the witnesses waiting for (or in) the device phase may hold at once. It
 // counts partitions (NewBudget: --partition-workers N) or bytes
-// (NewByteBudget: --memory-budget, each partition its own PartitionBytes).
+// (NewByteBudget: --memory-budget). In bytes, a running synthesis counts
+// what it may hold at most (its circuit's PartitionBytes), a synthesized
+// witness what it holds, packed (Hold shrinks the one to the other); and
+// beside them, once per circuit loaded, its keys and recorded system, and
+// the expansion of one device phase per device lane (HoldCircuit).
 // It is the slot supplier of the host's synthesis worker, so when the
 // budget is full ReserveSlot blocks, the worker stops polling and other
 // hosts take the work. A witness's share is held until the device phase
@@ -32,7 +36,13 @@ type Budget struct {
 	floor   int64         // units a reservation not yet sized counts for
 	used    int64         // units acquired by running syntheses and held by witnesses
 	keys    int64         // bytes of loaded proving keys, out of a byte budget's max
-	waiting int64         // units asked by syntheses waiting in Acquire
+	systems int64         // bytes of the loaded circuits' recorded systems
+	// lanes is how many device phases may run at once on this host (two
+	// a device: its ordinary and urgent holders); lane the most any
+	// loaded circuit's phase expands to. lanes × lane is held.
+	lanes   int
+	lane    int64
+	waiting int64 // units asked by syntheses waiting in Acquire
 	// reserved counts slots reserved by the poller (running or polling);
 	// sized those whose synthesis called Acquire and has not yet held or
 	// given back.
@@ -75,7 +85,7 @@ var _ sdkworker.SlotSupplier = (*Budget)(nil)
 // admitsLocked says whether one more reservation fits.
 func (b *Budget) admitsLocked() bool {
 	unsized := int64(b.reserved - b.sized - b.converting)
-	return !b.frozen && b.used+b.waiting+b.keysLocked()+(unsized+1)*b.floor <= b.max
+	return !b.frozen && b.used+b.waiting+b.staticLocked()+(unsized+1)*b.floor <= b.max
 }
 
 // ReserveSlot implements sdkworker.SlotSupplier: it blocks while the budget is full.
@@ -136,25 +146,46 @@ func (b *Budget) ReleaseSlot(info sdkworker.SlotReleaseInfo) {
 // for at once, max partitions or max/floor.
 func (b *Budget) MaxSlots() int { return int(b.max / b.floor) }
 
-// keysLocked is what loaded keys take of the budget: their bytes in a
-// byte budget, nothing in a partition budget.
-func (b *Budget) keysLocked() int64 {
+// staticLocked is what the loaded circuits take of the budget: their
+// keys, systems and lane expansions in a byte budget, nothing in a
+// partition budget.
+func (b *Budget) staticLocked() int64 {
 	if b.bytes {
-		return b.keys
+		return b.keys + b.systems + int64(b.lanes)*b.lane
 	}
 	return 0
 }
 
-// HoldKeys counts n bytes of proving keys a circuit loaded on this host: a
-// byte budget holds them beside the partitions for as long as the process
-// runs (keys are kept once loaded). It returns an error when the keys
-// leave no room for a partition of floor bytes.
-func (b *Budget) HoldKeys(name string, n int64) error {
+// SetLanes says how many device phases may run at once on this host: each
+// holds one expansion (HoldCircuit's lane bytes) beside the witnesses.
+func (b *Budget) SetLanes(n int) {
+	b.mu.Lock()
+	b.lanes = n
+	b.mu.Unlock()
+}
+
+// CircuitBytes is what a host holds for a circuit it proves, from the
+// first partition on: its proving key's points and recorded constraint
+// system, and the memory one device phase of it expands to (Lane: NTT
+// vectors and scalars, counted once per device lane, the largest of the
+// circuits loaded).
+type CircuitBytes struct {
+	Keys, System, Lane int64
+}
+
+// HoldCircuit counts what a circuit loaded on this host holds: a byte
+// budget holds it beside the partitions for as long as the process runs
+// (circuits are kept once loaded). It returns an error when what is held
+// leaves no room for a partition of floor bytes.
+func (b *Budget) HoldCircuit(name string, c CircuitBytes) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.keys += n
-	if b.bytes && b.keys+b.floor > b.max {
-		return fmt.Errorf("the keys loaded on this host (%s: %d bytes, %d in all) leave less than one partition (%d bytes) of the memory budget of %d bytes", name, n, b.keys, b.floor, b.max)
+	b.keys += c.Keys
+	b.systems += c.System
+	b.lane = max(b.lane, c.Lane)
+	if held := b.staticLocked(); b.bytes && held+b.floor > b.max {
+		return fmt.Errorf("the circuits loaded on this host (%s: keys %d, system %d, a device phase %d bytes; %d in all: keys %d, systems %d, %d device lanes × %d) leave less than one partition (%d bytes) of the memory budget of %d bytes",
+			name, c.Keys, c.System, c.Lane, held, b.keys, b.systems, b.lanes, b.lane, b.floor, b.max)
 	}
 	return nil
 }
@@ -164,7 +195,7 @@ func (b *Budget) HoldKeys(name string, n int64) error {
 func (b *Budget) fits(n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.units(n) <= b.max-b.keysLocked()
+	return b.units(n) <= b.max-b.staticLocked()
 }
 
 // units is what a partition of n bytes counts for.
@@ -183,19 +214,19 @@ func (b *Budget) units(n int64) int64 {
 func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	u := b.units(n)
 	b.mu.Lock()
-	if room := b.max - b.keysLocked(); u > room {
+	if room := b.max - b.staticLocked(); u > room {
 		b.mu.Unlock()
-		return fmt.Errorf("a partition of %d bytes exceeds this host's memory budget of %d bytes (%d beside the loaded keys)", n, b.max, room)
+		return fmt.Errorf("a partition of %d bytes exceeds this host's memory budget of %d bytes (%d beside the loaded circuits)", n, b.max, room)
 	}
 	b.sized++
 	b.waiting += u
-	for b.used+b.keysLocked()+u > b.max {
-		if room := b.max - b.keysLocked(); u > room { // keys loaded meanwhile
+	for b.used+b.staticLocked()+u > b.max {
+		if room := b.max - b.staticLocked(); u > room { // circuits loaded meanwhile
 			b.waiting -= u
 			b.sized--
 			b.notifyLocked()
 			b.mu.Unlock()
-			return fmt.Errorf("a partition of %d bytes exceeds what this host's memory budget of %d bytes leaves beside the loaded keys (%d)", n, b.max, room)
+			return fmt.Errorf("a partition of %d bytes exceeds what this host's memory budget of %d bytes leaves beside the loaded circuits (%d)", n, b.max, room)
 		}
 		ch := b.changed
 		b.mu.Unlock()
@@ -227,15 +258,20 @@ func (b *Budget) Giveback(n int64) {
 }
 
 // Hold turns a running synthesis, whose Acquire took n bytes, into a held
-// witness; it must be called from the synthesis activity, before it
-// returns.
-func (b *Budget) Hold(n int64) {
+// witness of held bytes (what it holds, packed: at most n); it must be
+// called from the synthesis activity, before it returns. Free frees it
+// with held.
+func (b *Budget) Hold(n, held int64) {
 	b.mu.Lock()
 	b.sized--
 	b.running--
 	b.converting++
 	b.held++
-	b.heldBytes += n
+	b.heldBytes += held
+	if b.bytes && held != n {
+		b.used += held - n // what the synthesis reserved and the witness does not hold
+		b.notifyLocked()
+	}
 	b.peak = max(b.peak, b.running+b.held)
 	b.mu.Unlock()
 }
@@ -265,8 +301,14 @@ type BudgetStats struct {
 	Held      int   `json:"held"`
 	InFlight  int   `json:"in_flight"`
 	Peak      int   `json:"peak"`
-	HeldBytes int64 `json:"held_bytes"`
-	KeyBytes  int64 `json:"key_bytes"` // of the proving keys loaded (held out of a byte budget)
+	HeldBytes int64 `json:"held_bytes"` // of the witnesses held, packed
+	KeyBytes  int64 `json:"key_bytes"`  // of the proving keys loaded (held out of a byte budget)
+	// SystemBytes are the loaded circuits' recorded constraint systems;
+	// ExpansionBytes what the device lanes may hold at once: Lanes times
+	// the largest loaded circuit's device-phase expansion.
+	SystemBytes    int64 `json:"system_bytes"`
+	ExpansionBytes int64 `json:"expansion_bytes"`
+	Lanes          int   `json:"lanes,omitempty"`
 }
 
 // Stats returns the budget's counters; Peak is the most partitions ever in
@@ -274,7 +316,8 @@ type BudgetStats struct {
 func (b *Budget) Stats() BudgetStats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := BudgetStats{Max: b.MaxSlots(), Running: b.running, Held: b.held, InFlight: b.running + b.held, Peak: b.peak, HeldBytes: b.heldBytes, KeyBytes: b.keys}
+	s := BudgetStats{Max: b.MaxSlots(), Running: b.running, Held: b.held, InFlight: b.running + b.held, Peak: b.peak, HeldBytes: b.heldBytes, KeyBytes: b.keys,
+		SystemBytes: b.systems, ExpansionBytes: int64(b.lanes) * b.lane, Lanes: b.lanes}
 	if b.bytes {
 		s.MaxBytes = b.max
 	}

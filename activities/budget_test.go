@@ -67,7 +67,7 @@ func TestByteBudgetMixedSizes(t *testing.T) {
 		if err := b.Acquire(ctx, bytes2KiB); err != nil {
 			t.Fatal(err)
 		}
-		b.Hold(bytes2KiB)
+		b.Hold(bytes2KiB, bytes2KiB)
 		b.ReleaseSlot(releaseInfo{p: p})
 		small++
 	}
@@ -90,7 +90,7 @@ func TestByteBudgetMixedSizes(t *testing.T) {
 	if err := b.Acquire(ctx, bytes32GiB); err != nil {
 		t.Fatal(err)
 	}
-	b.Hold(bytes32GiB)
+	b.Hold(bytes32GiB, bytes32GiB)
 	b.ReleaseSlot(releaseInfo{p: p1})
 	p2, ok := reserve(t, b)
 	if !ok {
@@ -147,22 +147,24 @@ func TestPartitionBudgetCounts(t *testing.T) {
 	}
 }
 
-// Proving keys loaded on a host are held out of its byte budget: a
-// partition must fit beside them, a reservation counts them, and keys that
-// leave no room for the smallest partition are an error. A partition
-// budget only reports them.
-func TestByteBudgetHoldsKeys(t *testing.T) {
+// What a loaded circuit holds (proving keys, recorded system, and one
+// device phase's expansion per device lane) is held out of a host's byte
+// budget: a partition must fit beside it, a reservation counts it, and a
+// circuit that leaves no room for the smallest partition is an error. A
+// partition budget only reports it.
+func TestByteBudgetHoldsCircuits(t *testing.T) {
 	ctx := context.Background()
 	const gb = int64(1) << 30
 	b, err := NewByteBudget(10*gb, gb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.HoldKeys("32GiB-sized", 4*gb); err != nil {
+	b.SetLanes(2)
+	if err := b.HoldCircuit("32GiB-sized", CircuitBytes{Keys: 2 * gb, System: gb, Lane: gb / 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Acquire(ctx, 7*gb); err == nil || !strings.Contains(err.Error(), "beside the loaded keys") {
-		t.Fatalf("a 7 GB partition beside 4 GB of keys in 10 GB: %v", err)
+	if err := b.Acquire(ctx, 7*gb); err == nil || !strings.Contains(err.Error(), "beside the loaded circuits") {
+		t.Fatalf("a 7 GB partition beside 4 GB of circuits in 10 GB: %v", err)
 	}
 	if _, ok := reserve(t, b); !ok {
 		t.Fatal("no reservation with 6 GB free")
@@ -174,24 +176,66 @@ func TestByteBudgetHoldsKeys(t *testing.T) {
 		t.Fatal("no reservation with 1 GB free")
 	}
 	if _, ok := reserve(t, b); ok {
-		t.Fatal("a reservation beyond keys + used + the floor")
+		t.Fatal("a reservation beyond circuits + used + the floor")
 	}
-	if s := b.Stats(); s.KeyBytes != 4*gb {
+	if s := b.Stats(); s.KeyBytes != 2*gb || s.SystemBytes != gb || s.ExpansionBytes != gb || s.Lanes != 2 {
 		t.Fatalf("stats %+v", s)
 	}
-	if err := b.HoldKeys("another", 6*gb); err == nil {
-		t.Fatal("keys leaving no room for a partition were accepted")
+	// A smaller circuit's lane leaves the largest one's in place.
+	if err := b.HoldCircuit("2KiB-sized", CircuitBytes{Lane: gb / 8}); err != nil || b.Stats().ExpansionBytes != gb {
+		t.Fatalf("a smaller lane: %v, %+v", err, b.Stats())
+	}
+	if err := b.HoldCircuit("another", CircuitBytes{Keys: 6 * gb}); err == nil {
+		t.Fatal("a circuit leaving no room for a partition was accepted")
 	}
 
 	pb, err := NewBudget(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pb.HoldKeys("big", 100*gb); err != nil {
+	if err := pb.HoldCircuit("big", CircuitBytes{Keys: 100 * gb}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := reserve(t, pb); !ok {
-		t.Fatal("a partition budget rations by keys")
+		t.Fatal("a partition budget rations by circuits")
+	}
+}
+
+// A synthesis reserves what it may hold at most; its witness then holds
+// what it does hold (packed), and the rest goes back to the budget at
+// once: the next synthesis that waited for it starts.
+func TestHoldGivesBackWhatTheWitnessDoesNotHold(t *testing.T) {
+	ctx := context.Background()
+	const gb = int64(1) << 30
+	b, err := NewByteBudget(4*gb, gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reserve(t, b)
+	if err := b.Acquire(ctx, 3*gb); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		reserve(t, b)
+		waited <- b.Acquire(ctx, 3*gb)
+	}()
+	select {
+	case err := <-waited:
+		t.Fatalf("a second 3 GB synthesis in a 4 GB budget started: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.Hold(3*gb, 100<<20) // the first one's witness: 100 MiB packed
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Stats(); s.Held != 1 || s.HeldBytes != 100<<20 || s.Running != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	b.Free(100 << 20)
+	b.Giveback(3 * gb)
+	if s := b.Stats(); s.Held != 0 || s.HeldBytes != 0 {
+		t.Fatalf("stats after free %+v", s)
 	}
 }
 

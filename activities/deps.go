@@ -45,8 +45,9 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 	if err != nil {
 		return Deps{}, err
 	}
+	budget.SetLanes(slots.Lanes())
 	pp := &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize,
-		Keys: budget}
+		Circuits: budget}
 	// Proving keys load on first use, counted in the budget then (a host
 	// serving 2KiB and 32GiB sectors does not hold the 32GiB keys until a
 	// 32GiB sector comes). A configured profile whose keys are absent is
@@ -82,9 +83,9 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 // MemoryBudget bytes, each partition counted at its own PartitionBytes
 // (known without the keys), a reservation not yet sized at the smallest
 // configured profile's. A configured profile whose partition could never
-// fit is refused; keys are held beside the partitions as they load, and a
-// key set that leaves no room for a partition is refused then
-// (Budget.HoldKeys).
+// fit is refused; circuits (keys, systems, device lanes) are held beside
+// the partitions as they load, and a set that leaves no room for a
+// partition is refused then (Budget.HoldCircuit).
 //
 // The urgent reserve (priority 1's syntheses, job.QueueSynthUrgent) is
 // carved out of a byte budget, up to UrgentBudget bytes of what one

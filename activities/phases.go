@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/c2flow/c2flow/gpu"
@@ -40,10 +41,13 @@ type Phases interface {
 	// conditionally; Lookup says whether a stored C2 can be trusted.
 	Store(ctx context.Context, in job.StoreInput) (job.StoreOutput, error)
 	Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error)
-	// Spill serializes a witness for a device host; Unspill reads it back
-	// there, checking it is partition k of the sector.
-	Spill(s Solved) ([]byte, error)
-	Unspill(ctx context.Context, ref job.SectorRef, k int, data []byte) (Solved, error)
+	// SpillBytes is the size of s's spill; Spill streams it to w for a
+	// device host. Unspill reads it back there from r, checking it is
+	// partition k of the sector's job; a damaged, truncated or foreign
+	// spill wraps prover.ErrBadSpill.
+	SpillBytes(s Solved) int64
+	Spill(s Solved, w io.Writer) error
+	Unspill(ctx context.Context, ref job.SectorRef, k int, r io.Reader) (Solved, error)
 }
 
 // Solved is a synthesized partition in a host's memory.

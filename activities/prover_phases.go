@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -30,23 +32,25 @@ type ProverPhases struct {
 	FaultyFinalize bool
 	// Sectors, if set, keeps decoded sectors across the phases.
 	Sectors *SectorCache
-	// Keys, if set, is told the bytes of every circuit's keys as this
-	// host loads them (the budget holds them).
-	Keys interface {
-		HoldKeys(name string, n int64) error
+	// Circuits, if set, is told what every circuit holds (its keys, its
+	// recorded system, a device phase's expansion) as this host loads it
+	// (the budget holds them).
+	Circuits interface {
+		HoldCircuit(name string, c CircuitBytes) error
 	}
 
 	mu      sync.Mutex
 	counted map[*prover.Keys]bool
 }
 
-// countKeys tells Keys about a circuit's keys the first time this host
-// uses them.
+// countKeys tells Circuits about a circuit the first time this host uses
+// it.
 func (p *ProverPhases) countKeys(proof string, c scheme.Circuit) error {
-	if p.Keys == nil {
+	if p.Circuits == nil {
 		return nil
 	}
-	k := c.Prover().Keys
+	pr := c.Prover()
+	k := pr.Keys
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.counted[k] {
@@ -56,7 +60,7 @@ func (p *ProverPhases) countKeys(proof string, c scheme.Circuit) error {
 		p.counted = map[*prover.Keys]bool{}
 	}
 	p.counted[k] = true
-	return p.Keys.HoldKeys(proof, k.Bytes())
+	return p.Circuits.HoldCircuit(proof, CircuitBytes{Keys: k.Bytes(), System: k.SystemBytes(), Lane: pr.LaneBytes()})
 }
 
 var _ Phases = (*ProverPhases)(nil)
@@ -232,8 +236,10 @@ func (p *ProverPhases) Synthesize(ctx context.Context, ref job.SectorRef, k int)
 	if err != nil {
 		return nil, err
 	}
-	// The C1 names the sector; the identity's number names the partition.
+	// The C1 names the sector; the identity's number names the partition,
+	// and the identity the job.
 	sol.Partition = prover.PartitionID(ref.ProverID, ref.SectorID, k)
+	sol.Job = jobOf(ref, k)
 	return &solved{sector: s, circ: c, k: k, sol: sol}, nil
 }
 
@@ -359,27 +365,45 @@ func (p *ProverPhases) Lookup(ctx context.Context, ref job.SectorRef) (job.Looku
 	return out, nil
 }
 
-// Spill implements Phases.
-func (p *ProverPhases) Spill(s Solved) ([]byte, error) {
-	w, ok := s.(*solved)
-	if !ok {
-		return nil, fmt.Errorf("spill: a %T is not a synthesized partition", s)
+// SpillBytes implements Phases.
+func (p *ProverPhases) SpillBytes(s Solved) int64 {
+	if w, ok := s.(*solved); ok {
+		return w.sol.EncodedBytes()
 	}
-	return w.sol.MarshalBinary()
+	return 0
 }
 
-// Unspill implements Phases.
-func (p *ProverPhases) Unspill(ctx context.Context, ref job.SectorRef, k int, data []byte) (Solved, error) {
+// Spill implements Phases.
+func (p *ProverPhases) Spill(s Solved, w io.Writer) error {
+	sv, ok := s.(*solved)
+	if !ok {
+		return fmt.Errorf("spill: a %T is not a synthesized partition", s)
+	}
+	_, err := sv.sol.WriteTo(w)
+	return err
+}
+
+// Unspill implements Phases: the spill is read against the circuit's
+// size (a longer one is refused before its memory is taken) and must name
+// this job's partition k.
+func (p *ProverPhases) Unspill(ctx context.Context, ref job.SectorRef, k int, r io.Reader) (Solved, error) {
 	s, c, err := p.sectorCircuit(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	sol, err := prover.UnmarshalSolution(data)
+	sol, err := prover.ReadSolution(r, c.Prover().Keys.Wires())
 	if err != nil {
 		return nil, err
 	}
-	if want := prover.PartitionID(ref.ProverID, ref.SectorID, k); sol.Partition != want {
-		return nil, fmt.Errorf("spilled witness is %s, not %s", sol.Partition, want)
+	if want := prover.PartitionID(ref.ProverID, ref.SectorID, k); sol.Partition != want || sol.Job != jobOf(ref, k) {
+		return nil, fmt.Errorf("spilled witness is %s of job %s, not %s of %s: %w", sol.Partition, sol.Job, want, jobOf(ref, k), prover.ErrBadSpill)
 	}
 	return &solved{sector: s, circ: c, k: k, sol: sol}, nil
+}
+
+// jobOf names partition k of ref's job in a spill: its input's identity,
+// so that the partition of another job of the same sector (another C1, a
+// PoSt of other randomness) is refused.
+func jobOf(ref job.SectorRef, k int) string {
+	return ref.Identity() + "/" + strconv.Itoa(k)
 }

@@ -1,9 +1,11 @@
 package activities
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,10 +16,15 @@ import (
 
 // Spill carries a synthesized witness from a synthesis-only host to a
 // device host. Same-host affinity (role prove) needs none and moves no
-// bytes; a spill is for fleets whose CPU and GPU boxes differ.
+// bytes; a spill is for fleets whose CPU and GPU boxes differ. Witnesses
+// are streamed both ways: neither host holds their encoding beside the
+// witness (a 32GiB partition's is about 90 MB packed).
 type Spill interface {
-	Put(ctx context.Context, key string, data []byte) error
-	Get(ctx context.Context, key string) ([]byte, error)
+	// Put stores the size bytes write writes under key, whole or not at
+	// all.
+	Put(ctx context.Context, key string, size int64, write func(io.Writer) error) error
+	// Get opens the witness under key; a missing one is ErrSpillMissing.
+	Get(ctx context.Context, key string) (io.ReadCloser, error)
 	Delete(ctx context.Context, key string) error
 }
 
@@ -36,36 +43,47 @@ func (d DirSpill) path(key string) (string, error) {
 }
 
 // Put writes the witness atomically (temp file, then rename).
-func (d DirSpill) Put(ctx context.Context, key string, data []byte) error {
+func (d DirSpill) Put(ctx context.Context, key string, size int64, write func(io.Writer) error) error {
 	p, err := d.path(key)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("spill: %w", err)
+		return fmt.Errorf("spill %s: %w", key, err)
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("spill: %w", err)
+	f, err := os.CreateTemp(filepath.Dir(p), filepath.Base(p)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("spill %s: %w", key, err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		return fmt.Errorf("spill: %w", err)
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("spill %s: %w", key, err)
 	}
 	return nil
 }
 
-// Get reads a spilled witness.
-func (d DirSpill) Get(ctx context.Context, key string) ([]byte, error) {
+// Get opens a spilled witness.
+func (d DirSpill) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	p, err := d.path(key)
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(p)
+	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", ErrSpillMissing, p)
 	}
-	return b, err
+	return f, err
 }
 
 // Delete removes a spilled witness (absent is not an error).
@@ -80,22 +98,23 @@ func (d DirSpill) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// S3Spill spills through the artifact store under spill/ (checksummed
-// like every object there).
+// S3Spill spills through the artifact store under spill/, streamed
+// (storage.PutStream: multipart, a checksum per part; the witness's own
+// SHA-256 checks it whole when it is read).
 type S3Spill struct{ Store *storage.Store }
 
 // Put implements Spill.
-func (s S3Spill) Put(ctx context.Context, key string, data []byte) error {
-	return s.Store.Put(ctx, "spill/"+key, data)
+func (s S3Spill) Put(ctx context.Context, key string, size int64, write func(io.Writer) error) error {
+	return s.Store.PutStream(ctx, "spill/"+key, size, write)
 }
 
 // Get implements Spill.
-func (s S3Spill) Get(ctx context.Context, key string) ([]byte, error) {
-	b, err := s.Store.Get(ctx, "spill/"+key)
+func (s S3Spill) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	r, err := s.Store.Open(ctx, "spill/"+key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %v", ErrSpillMissing, err)
 	}
-	return b, err
+	return r, err
 }
 
 // Delete implements Spill.

@@ -133,9 +133,10 @@ func New(c client.Client, store *storage.Store, cfg Config, deps Deps) (*Worker,
 	h.Heartbeats = c
 	w := &Worker{cfg: cfg, host: h, budget: h.Budget, slots: h.Slots}
 	if cfg.Metrics != nil {
-		cfg.Metrics.Bind(func() (int, int, int, int64, int) {
+		cfg.Metrics.Bind(func() metrics.Budget {
 			s := h.Budget.Stats()
-			return s.Max, s.Running, s.Held, s.HeldBytes, s.Peak
+			return metrics.Budget{Max: s.Max, Running: s.Running, Held: s.Held, Peak: s.Peak, HeldBytes: s.HeldBytes,
+				KeyBytes: s.KeyBytes, SystemBytes: s.SystemBytes, ExpansionBytes: s.ExpansionBytes}
 		}, h.Slots.Busy)
 	}
 	if err := w.register(c); err != nil {

@@ -40,10 +40,12 @@ func (f *Fault) Error() string { return fmt.Sprintf("device %s: %v", f.Device, f
 func (f *Fault) Unwrap() error { return f.Err }
 
 // Faulted wraps err, an error of an operation on dev, as a Fault; nil
-// stays nil, and so does a canceled or expired context's error: an
-// operation that was stopped says nothing of the device.
+// stays nil, and so do a canceled or expired context's error (an
+// operation that was stopped says nothing of the device) and an
+// InputError (nor does bad input).
 func Faulted(dev Backend, err error) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var in *InputError
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &in) {
 		return err
 	}
 	return &Fault{Device: dev.Name(), Err: err}

@@ -142,6 +142,11 @@ func (s *Slots) Len() int { return len(s.all) }
 // Devices lists the pool's devices.
 func (s *Slots) Devices() []Backend { return s.all }
 
+// Lanes is the most device phases that may run at once: two a device,
+// its ordinary holder and its urgent lane's. A host's memory budget holds
+// one device phase's expansion for each.
+func (s *Slots) Lanes() int { return 2 * len(s.all) }
+
 // Healthy is the number of devices not quarantined.
 func (s *Slots) Healthy() int {
 	s.mu.Lock()

@@ -43,24 +43,36 @@ type Metrics struct {
 	Failures *prometheus.CounterVec   // labels activity, kind
 
 	mu         sync.Mutex
-	budgetFunc func() (max, running, held int, heldBytes int64, peak int)
+	budgetFunc func() Budget
 	busyFunc   func() map[string]time.Duration
+}
+
+// Budget is what the budget gauges read of a host's memory budget.
+type Budget struct {
+	Max, Running, Held, Peak int
+	// HeldBytes are the synthesized witnesses in memory, packed.
+	HeldBytes int64
+	// KeyBytes, SystemBytes and ExpansionBytes are held for the circuits
+	// loaded: their proving keys' points, their recorded constraint
+	// systems, and what the device lanes may hold at once (one device
+	// phase's expansion each: a, b, c's NTT vectors and scalars).
+	KeyBytes, SystemBytes, ExpansionBytes int64
 }
 
 // Bind sets where the budget and device gauges are read at scrape time
 // (the worker binds them once its budget and slots exist).
-func (m *Metrics) Bind(budget func() (max, running, held int, heldBytes int64, peak int), busy func() map[string]time.Duration) {
+func (m *Metrics) Bind(budget func() Budget, busy func() map[string]time.Duration) {
 	m.mu.Lock()
 	m.budgetFunc, m.busyFunc = budget, busy
 	m.mu.Unlock()
 }
 
-func (m *Metrics) budget() (int, int, int, int64, int) {
+func (m *Metrics) budget() Budget {
 	m.mu.Lock()
 	f := m.budgetFunc
 	m.mu.Unlock()
 	if f == nil {
-		return 0, 0, 0, 0, 0
+		return Budget{}
 	}
 	return f()
 }
@@ -109,11 +121,16 @@ func New() *Metrics {
 	gauge := func(name, help string, f func() float64) {
 		r.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 	}
-	gauge("c2flow_budget_partitions_max", "Partition budget of this host.", func() float64 { m, _, _, _, _ := budget(); return float64(m) })
-	gauge("c2flow_budget_partitions_running", "Syntheses running.", func() float64 { _, r, _, _, _ := budget(); return float64(r) })
-	gauge("c2flow_budget_partitions_held", "Synthesized witnesses in memory.", func() float64 { _, _, h, _, _ := budget(); return float64(h) })
-	gauge("c2flow_budget_held_bytes", "Bytes of synthesized witnesses in memory.", func() float64 { _, _, _, b, _ := budget(); return float64(b) })
-	gauge("c2flow_budget_partitions_peak", "Most partitions in flight at once since start.", func() float64 { _, _, _, _, p := budget(); return float64(p) })
+	gauge("c2flow_budget_partitions_max", "Partition budget of this host.", func() float64 { return float64(budget().Max) })
+	gauge("c2flow_budget_partitions_running", "Syntheses running.", func() float64 { return float64(budget().Running) })
+	gauge("c2flow_budget_partitions_held", "Synthesized witnesses in memory.", func() float64 { return float64(budget().Held) })
+	gauge("c2flow_budget_held_bytes", "Bytes of synthesized witnesses in memory, packed.", func() float64 { return float64(budget().HeldBytes) })
+	gauge("c2flow_budget_partitions_peak", "Most partitions in flight at once since start.", func() float64 { return float64(budget().Peak) })
+	gauge("c2flow_budget_key_bytes", "Bytes of the proving keys loaded.", func() float64 { return float64(budget().KeyBytes) })
+	gauge("c2flow_budget_system_bytes", "Bytes of the loaded circuits' recorded constraint systems (a, b, c are evaluated from them at the device).",
+		func() float64 { return float64(budget().SystemBytes) })
+	gauge("c2flow_budget_expansion_bytes", "Bytes the device lanes may hold at once: one device phase's expansion (NTT vectors, scalars) per lane.",
+		func() float64 { return float64(budget().ExpansionBytes) })
 	r.MustRegister(&busyCollector{busy: busy, desc: prometheus.NewDesc("c2flow_device_busy_seconds_total", "Time each device slot has been held.", []string{"device"}, nil)})
 	r.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m

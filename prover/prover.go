@@ -3,9 +3,11 @@
 // Groth16 prover split in two, after SupraSeal/cuzk's prove_start and
 // prove_finish:
 //
-//   - Start, the device phase, holds one device slot: H from a, b, c by
-//     NTTs (a, b, c are freed as soon as H exists), then the G1 MSMs
-//     (A, B in G1, K, H). None of it depends on the proof's randomness.
+//   - Start, the device phase, holds one device slot: a, b, c evaluated
+//     from the packed assignment and the circuit's recorded constraint
+//     system (packed.System), H from them by NTTs, then the G1 MSMs (A, B
+//     in G1, K, H) over the assignment expanded chunk by chunk. None of
+//     it depends on the proof's randomness.
 //   - Finalize, on the CPU with no slot held: the B-in-G2 MSM and the proof
 //     assembly with fresh r, s from crypto/rand.
 //
@@ -27,22 +29,39 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // Keys is what the prover needs of a circuit's Groth16 setup: gnark's
-// proving and verifying keys and the count of public variables (ONE
-// included), the leading values of a solution's wire vector. A scheme
-// builds them from its own key files; the prover knows no scheme.
+// proving and verifying keys, the count of public variables (ONE
+// included), the leading values of a solution's wire vector, and the
+// circuit's recorded constraint system, which evaluates a, b, c from a
+// solution at the device. A scheme builds them from its own files; the
+// prover knows no scheme.
 type Keys struct {
 	PK       *groth16bls.ProvingKey
 	VK       *groth16bls.VerifyingKey
 	NbPublic int
+	System   *packed.System
 	// Digest names the keys in logs and errors (a prefix of their digest).
 	Digest string
 }
+
+// SystemBytes is the memory the recorded constraint system holds: a host
+// counts it beside the keys' points, once per circuit.
+func (k *Keys) SystemBytes() int64 {
+	if k == nil {
+		return 0
+	}
+	return k.System.Bytes()
+}
+
+// Wires is the length of the circuit's wire vector.
+func (k *Keys) Wires() int { return len(k.PK.InfinityA) }
 
 // Bytes is the memory the keys' points hold: G1 A, B, K and Z, G2 B (the
 // affine points gnark holds, as many bytes as a .params file's
@@ -64,6 +83,35 @@ type Prover struct {
 	// starts, overlapping it; Finalize then only assembles. On a host whose
 	// CPU also runs the device phase (the CPU backend) the two compete.
 	EarlyG2 bool
+	// Chunk is the most scalars an MSM expands from the packed assignment
+	// at once (0: DefaultChunk): the MSMs run chunk by chunk and add.
+	Chunk int
+}
+
+// DefaultChunk is the default Prover.Chunk: 256 MiB of scalars, so a
+// partition of up to 8M wires (the 2KiB to 512MiB PoRep circuits) runs
+// each MSM whole, and a 32GiB one in 16 chunks.
+const DefaultChunk = 1 << 23
+
+func (p *Prover) chunk() int {
+	if p.Chunk > 0 {
+		return p.Chunk
+	}
+	return DefaultChunk
+}
+
+// LaneBytes is the host memory one device phase of this circuit holds
+// beyond the packed assignment, when the host computes the quotient
+// (gpu.HostQuotient: two domain-sized vectors, the second freed before
+// the MSMs, the first become H) and expands the MSMs' scalars (a chunk,
+// and the early G2 MSM's own): what a device lane reserves.
+func (p *Prover) LaneBytes() int64 {
+	n := p.Keys.PK.Domain.Cardinality
+	chunk := int64(min(p.chunk(), p.Keys.Wires())) * fr.Bytes
+	if p.EarlyG2 {
+		chunk *= 2
+	}
+	return gpu.HostQuotientBytes(n) + chunk
 }
 
 // New returns a prover over keys; log may be nil.
@@ -74,25 +122,35 @@ func New(keys *Keys, log *slog.Logger) (*Prover, error) {
 	if len(keys.PK.CommitmentKeys) != 0 {
 		return nil, errors.New("prover: circuits with BSB22 commitments are not supported by the split prover")
 	}
+	if keys.System == nil {
+		return nil, errors.New("prover: keys without the circuit's recorded constraint system")
+	}
+	if w := keys.Wires(); keys.System.Wires() != w || uint64(keys.System.Rows()) > keys.PK.Domain.Cardinality {
+		return nil, fmt.Errorf("prover: a constraint system of %d wires and %d rows, keys of %d wires and a domain of %d",
+			keys.System.Wires(), keys.System.Rows(), w, keys.PK.Domain.Cardinality)
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Prover{Keys: keys, Log: log}, nil
 }
 
-// Solution is a synthesized partition: the wire vector and the a, b, c
-// evaluation vectors. It is the big memory of the pipeline.
+// Solution is a synthesized partition as it waits for a device: its wire
+// vector (ONE, the other public inputs, the aux values) packed. a, b and
+// c are not kept: the device phase evaluates them from the circuit's
+// recorded system (Keys.System).
 type Solution struct {
-	Partition string // "<sector>/<k>", the id in log lines
-	W         []fr.Element
-	A, B, C   []fr.Element
+	Partition string // "<prover>/<sector>/<k>", the id in log lines
+	// Job names the job the partition belongs to (its input's identity):
+	// a spilled solution is checked against it, so that another job's
+	// partition of the same name is refused.
+	Job       string
+	W         *packed.Vector
 	SynthTime time.Duration
 }
 
 // Bytes is the memory the solution holds.
-func (s *Solution) Bytes() int64 {
-	return int64(cap(s.W)+cap(s.A)+cap(s.B)+cap(s.C)) * fr.Bytes
-}
+func (s *Solution) Bytes() int64 { return s.W.Bytes() }
 
 // PartitionID names partition k of prover's sector (prover: the hex of
 // its 32-byte id) in logs and handles: two provers' sector 1 are two
@@ -113,9 +171,9 @@ type Partial struct {
 	MSMTime     time.Duration
 
 	ar, bs1, krs, h curve.G1Jac
-	wireB           []fr.Element
-	g2              chan g2Result // set when the G2 MSM started early
-	g2done          *g2Result     // the G2 MSM's result once known
+	w               *packed.Vector // the assignment, for the B-in-G2 MSM
+	g2              chan g2Result  // set when the G2 MSM started early
+	g2done          *g2Result      // the G2 MSM's result once known
 }
 
 // G2Time is the B-in-G2 MSM's duration, known once Finalize has run.
@@ -132,24 +190,22 @@ type g2Result struct {
 	err error
 }
 
-// Bytes is the memory the partial holds (the filtered B wires).
-func (pt *Partial) Bytes() int64 { return int64(cap(pt.wireB)) * fr.Bytes }
+// Bytes is the memory the partial holds (the packed assignment, kept for
+// the B-in-G2 MSM).
+func (pt *Partial) Bytes() int64 { return pt.w.Bytes() }
 
 // Quotient is a solution after the device phase's first step: H, and the
-// wires the MSMs need. The solution's a, b and c are gone: the moment a
-// memory budget may admit the next synthesis.
+// packed assignment the MSMs expand.
 type Quotient struct {
-	partition   string
-	wire, wireB []fr.Element
-	h           []fr.Element
-	g2          chan g2Result
-	nttTime     time.Duration
+	partition string
+	w         *packed.Vector
+	h         []fr.Element
+	g2        chan g2Result
+	nttTime   time.Duration
 }
 
-// Bytes is the memory the quotient holds (the wires and H).
-func (q *Quotient) Bytes() int64 {
-	return int64(cap(q.wire)+cap(q.wireB)+cap(q.h)) * fr.Bytes
-}
+// Bytes is the memory the quotient holds (the assignment and H).
+func (q *Quotient) Bytes() int64 { return q.w.Bytes() + int64(cap(q.h))*fr.Bytes }
 
 // Start runs the device phase of a solution on a device from slots (Run
 // acquires it: a slot is held for exactly this phase): Quotient, then MSM.
@@ -175,59 +231,72 @@ func (p *Prover) Start(ctx context.Context, slots *gpu.Slots, sol *Solution) (*P
 }
 
 // Quotient is the device phase's first step, on dev (a slot the caller
-// holds): H = (A*B - C)/Z by NTTs. It consumes sol: a, b and c are freed
-// when it returns, and the solution must not be reused. An error of the
-// device is a gpu.Fault.
+// holds): a, b, c evaluated from the solution's assignment and the
+// circuit's system, chunk by chunk as dev takes them, and H from them by
+// NTTs. It consumes sol, which must not be reused. An error of the device
+// is a gpu.Fault.
 func (p *Prover) Quotient(ctx context.Context, dev gpu.Held, sol *Solution) (*Quotient, error) {
-	pk := p.Keys.PK
-	if sol.A == nil {
+	if sol.W == nil {
 		return nil, fmt.Errorf("device phase %s: solution already consumed", sol.Partition)
 	}
-	q := &Quotient{partition: sol.Partition, wire: sol.W}
-	q.wireB = filter(sol.W, pk.InfinityB, pk.NbInfinityB)
+	sys := p.Keys.System
+	if sol.W.Len() != sys.Wires() {
+		return nil, fmt.Errorf("device phase %s: an assignment of %d wires, the circuit has %d", sol.Partition, sol.W.Len(), sys.Wires())
+	}
+	q := &Quotient{partition: sol.Partition, w: sol.W}
 	if p.EarlyG2 {
 		q.g2 = make(chan g2Result, 1)
-		go func() { q.g2 <- p.g2MSM(q.wireB) }()
+		go func() { q.g2 <- p.g2MSM(q.w) }()
 	}
 	p.Log.Info("GPU_START", "partition", sol.Partition, "device", dev.Name(), "bytes", sol.Bytes(), "queue_ms", dev.Queue.Milliseconds())
 	t0 := time.Now()
-	h, err := computeH(ctx, dev, sol, pk)
+	fill := func(which, lo int, dst []fr.Element) error { return sys.Eval(which, q.w, lo, dst) }
+	h, err := gpu.Quotient(ctx, dev.Backend, &p.Keys.PK.Domain, fill)
 	if err != nil {
 		return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: H: %w", sol.Partition, err))
 	}
-	sol.W = nil // the quotient holds the wires now
+	sol.W = nil // the quotient holds the assignment now
 	q.h, q.nttTime = h, time.Since(t0)
 	return q, nil
 }
 
 // MSM is the device phase's second step, on dev: the four G1 MSMs
-// without the proof's randomness. It consumes q. An error of the device
-// is a gpu.Fault.
+// without the proof's randomness, the assignment's scalars expanded a
+// chunk at a time. It consumes q. An error of the device is a gpu.Fault.
 func (p *Prover) MSM(ctx context.Context, dev gpu.Held, q *Quotient) (*Partial, error) {
 	pk := p.Keys.PK
 	pt := &Partial{Partition: q.partition, Device: dev.Name(), QueueTime: dev.Queue, DeviceStart: dev.Start,
-		NTTTime: q.nttTime, wireB: q.wireB, g2: q.g2}
+		NTTTime: q.nttTime, w: q.w, g2: q.g2}
 	t1 := time.Now()
-	wire := q.wire
-	wireA := filter(wire, pk.InfinityA, pk.NbInfinityA)
 	sizeH := int(pk.Domain.Cardinality - 1) // deg(H) = n-2
-	nbPublic := p.Keys.NbPublic
+	buf := make([]fr.Element, min(p.chunk(), q.w.Len()))
 	for _, m := range []struct {
-		dst     *curve.G1Jac
-		points  []curve.G1Affine
-		scalars []fr.Element
+		dst    *curve.G1Jac
+		points []curve.G1Affine
+		from   int
+		skip   []bool
 	}{
-		{&pt.ar, pk.G1.A, wireA},
-		{&pt.bs1, pk.G1.B, pt.wireB},
-		{&pt.krs, pk.G1.K, wire[nbPublic:]},
-		{&pt.h, pk.G1.Z, q.h[:sizeH]},
+		{&pt.ar, pk.G1.A, 0, pk.InfinityA},
+		{&pt.bs1, pk.G1.B, 0, pk.InfinityB},
+		{&pt.krs, pk.G1.K, p.Keys.NbPublic, nil},
 	} {
 		var err error
-		if *m.dst, err = dev.MSMG1(ctx, m.points, m.scalars); err != nil {
+		*m.dst, err = msmPacked(q.w, m.from, m.skip, m.points, buf, func(points []curve.G1Affine, scalars []fr.Element) (curve.G1Jac, error) {
+			return dev.MSMG1(ctx, points, scalars)
+		})
+		if err != nil {
 			return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: %w", q.partition, err))
 		}
 	}
-	q.wire, q.h, q.wireB = nil, nil, nil // the partial keeps only the filtered B wires
+	buf = nil
+	h, err := dev.MSMG1(ctx, pk.G1.Z, q.h[:sizeH])
+	if err != nil {
+		return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: %w", q.partition, err))
+	}
+	// The quotient came without its division by Z on the coset, a
+	// constant: the MSM over it is scaled once (gpu.Quotient).
+	pt.h.ScalarMultiplication(&h, zInverse(&pk.Domain))
+	q.w, q.h = nil, nil // the partial keeps the assignment for the G2 MSM
 	pt.MSMTime = time.Since(t1)
 	pt.DeviceTime = time.Since(dev.Start)
 	p.Log.Info("GPU_END", "partition", pt.Partition, "device", dev.Name(), "bytes", pt.Bytes(),
@@ -235,52 +304,51 @@ func (p *Prover) MSM(ctx context.Context, dev gpu.Held, q *Quotient) (*Partial, 
 	return pt, nil
 }
 
-// computeH is gnark's computeH on a device: H = (A*B - C)/Z on the coset,
-// brought back by an inverse coset NTT. It reuses a's buffer for H and
-// drops a, b, c from the solution.
-func computeH(ctx context.Context, dev gpu.Backend, sol *Solution, pk *groth16bls.ProvingKey) ([]fr.Element, error) {
-	d := &pk.Domain
-	n := int(d.Cardinality)
-	pad := func(v []fr.Element) []fr.Element {
-		if cap(v) >= n {
-			v = v[:n]
-			clear(v[len(sol.A):])
-			return v
-		}
-		out := make([]fr.Element, n)
-		copy(out, v)
-		return out
-	}
-	a, b, c := pad(sol.A), pad(sol.B), pad(sol.C)
-	sol.A, sol.B, sol.C = nil, nil, nil
-	for _, v := range [][]fr.Element{a, b, c} {
-		if err := dev.INTT(ctx, d, v, false); err != nil {
-			return nil, err
-		}
-		if err := dev.NTT(ctx, d, v, true); err != nil {
-			return nil, err
-		}
-	}
+// zInverse is 1/Z on the coset of d: Z(gX) = g^n − 1 at every point.
+func zInverse(d *fft.Domain) *big.Int {
 	var den, one fr.Element
 	one.SetOne()
 	den.Exp(d.FrMultiplicativeGen, big.NewInt(int64(d.Cardinality)))
 	den.Sub(&den, &one).Inverse(&den)
-	parallel(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			a[i].Mul(&a[i], &b[i]).Sub(&a[i], &c[i]).Mul(&a[i], &den)
-		}
-	})
-	b, c = nil, nil
-	if err := dev.INTT(ctx, d, a, true); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return den.BigInt(new(big.Int))
 }
 
-func (p *Prover) g2MSM(wireB []fr.Element) g2Result {
+// msmPacked is the MSM of points with the assignment's elements from
+// index from on, those whose skip entry is set left out (their points are
+// at infinity and not in the key), expanded into buf a chunk at a time:
+// the chunks' MSMs are added. Every point must get a scalar and every
+// element left a point.
+func msmPacked[P, J any, PJ interface {
+	*J
+	AddAssign(*J) *J
+}](w *packed.Vector, from int, skip []bool, points []P, buf []fr.Element, msm func([]P, []fr.Element) (J, error)) (J, error) {
+	var acc J
+	done := 0
+	for from < w.Len() && done < len(points) {
+		next, k := w.ExpandSkip(buf[:min(len(buf), len(points)-done)], from, skip)
+		part, err := msm(points[done:done+k], buf[:k])
+		if err != nil {
+			return acc, err
+		}
+		PJ(&acc).AddAssign(&part)
+		done += k
+		from = next
+	}
+	if rest, _ := w.ExpandSkip(buf[:min(1, len(buf))], from, skip); done != len(points) || rest != w.Len() {
+		return acc, fmt.Errorf("msm: %d of %d points given scalars, the assignment read to %d of %d", done, len(points), rest, w.Len())
+	}
+	return acc, nil
+}
+
+func (p *Prover) g2MSM(w *packed.Vector) g2Result {
 	t0 := time.Now()
-	var bs curve.G2Jac
-	_, err := bs.MultiExp(p.Keys.PK.G2.B, wireB, ecc.MultiExpConfig{NbTasks: runtime.NumCPU()})
+	cfg := ecc.MultiExpConfig{NbTasks: runtime.NumCPU()}
+	buf := make([]fr.Element, min(p.chunk(), w.Len()))
+	bs, err := msmPacked(w, 0, p.Keys.PK.InfinityB, p.Keys.PK.G2.B, buf, func(points []curve.G2Affine, scalars []fr.Element) (curve.G2Jac, error) {
+		var r curve.G2Jac
+		_, err := r.MultiExp(points, scalars, cfg)
+		return r, err
+	})
 	return g2Result{bs: bs, dur: time.Since(t0), err: err}
 }
 
@@ -305,7 +373,7 @@ func (p *Prover) Finalize(ctx context.Context, pt *Partial) (*groth16bls.Proof, 
 			return nil, 0, ctx.Err()
 		}
 	default:
-		g2 = p.g2MSM(pt.wireB)
+		g2 = p.g2MSM(pt.w)
 	}
 	if g2.err == nil {
 		pt.g2done = &g2
@@ -358,34 +426,4 @@ func (p *Prover) Finalize(ctx context.Context, pt *Partial) (*groth16bls.Proof, 
 	d := time.Since(t0)
 	p.Log.Info("FINALIZE_END", "partition", pt.Partition, "g2_ms", g2.dur.Milliseconds(), "early_g2", pt.g2 != nil, "bytes", 0, "finalize_ms", d.Milliseconds())
 	return proof, d, nil
-}
-
-// filter drops the wires whose proving-key point is at infinity, as gnark's
-// prover does before each MSM.
-func filter(wire []fr.Element, inf []bool, nbInf uint64) []fr.Element {
-	out := make([]fr.Element, len(wire)-int(nbInf))
-	for i, j := 0, 0; j < len(out); i++ {
-		if inf[i] {
-			continue
-		}
-		out[j] = wire[i]
-		j++
-	}
-	return out
-}
-
-func parallel(n int, f func(lo, hi int)) {
-	k := runtime.NumCPU()
-	if n < 1<<12 || k == 1 {
-		f(0, n)
-		return
-	}
-	done := make(chan struct{}, k)
-	chunk := (n + k - 1) / k
-	for lo := 0; lo < n; lo += chunk {
-		go func(lo int) { f(lo, min(lo+chunk, n)); done <- struct{}{} }(lo)
-	}
-	for lo := 0; lo < n; lo += chunk {
-		<-done
-	}
 }

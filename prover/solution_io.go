@@ -7,80 +7,140 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/c2flow/c2flow/internal/iocount"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
-// solutionMagic starts a serialized solution (version 1).
-const solutionMagic = "C2FWIT01"
+// solutionMagic starts a serialized solution (version 2: the packed
+// assignment; version 1 held dense W, a, b, c).
+const solutionMagic = "C2FWIT02"
 
-// MarshalBinary encodes the solution (partition id, W, A, B, C) for a
-// witness spilled between a synthesis host and a device host, ending with
-// a SHA-256 of what precedes it so a torn or corrupt spill is detected.
-func (s *Solution) MarshalBinary() ([]byte, error) {
-	if s.A == nil {
-		return nil, fmt.Errorf("solution %s: already consumed", s.Partition)
+// maxIDBytes bounds a spilled solution's partition and job names.
+const maxIDBytes = 512
+
+// ErrBadSpill is wrapped by the errors of a spilled solution that is
+// damaged, truncated or not one.
+var ErrBadSpill = errors.New("bad spilled witness")
+
+// WriteTo streams the solution's encoding to w, for a witness spilled
+// between a synthesis host and a device host: the magic, the partition
+// and job names, the synthesis time, the packed assignment
+// (packed.Vector.WriteTo), then a SHA-256 of all that precedes it, so a
+// torn or corrupt spill is detected. Nothing the size of the assignment
+// is allocated.
+func (s *Solution) WriteTo(w io.Writer) (int64, error) {
+	if s.W == nil {
+		return 0, fmt.Errorf("solution %s: already consumed", s.Partition)
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(s.Bytes()) + 64)
-	buf.WriteString(solutionMagic)
-	binary.Write(&buf, binary.BigEndian, uint32(len(s.Partition)))
-	buf.WriteString(s.Partition)
-	binary.Write(&buf, binary.BigEndian, s.SynthTime.Nanoseconds())
-	for _, v := range [][]fr.Element{s.W, s.A, s.B, s.C} {
-		vec := fr.Vector(v)
-		if _, err := vec.WriteTo(&buf); err != nil {
-			return nil, err
-		}
+	if len(s.Partition) > maxIDBytes || len(s.Job) > maxIDBytes {
+		return 0, fmt.Errorf("solution %s: names longer than %d bytes", s.Partition, maxIDBytes)
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	buf.Write(sum[:])
-	return buf.Bytes(), nil
+	h := sha256.New()
+	cw := &iocount.Writer{W: io.MultiWriter(w, h)}
+	var hdr bytes.Buffer
+	hdr.WriteString(solutionMagic)
+	for _, name := range []string{s.Partition, s.Job} {
+		binary.Write(&hdr, binary.BigEndian, uint32(len(name)))
+		hdr.WriteString(name)
+	}
+	binary.Write(&hdr, binary.BigEndian, s.SynthTime.Nanoseconds())
+	if _, err := cw.Write(hdr.Bytes()); err != nil {
+		return cw.N, fmt.Errorf("spill %s: %w", s.Partition, err)
+	}
+	if _, err := s.W.WriteTo(cw); err != nil {
+		return cw.N, fmt.Errorf("spill %s: %w", s.Partition, err)
+	}
+	n, err := w.Write(h.Sum(nil))
+	if err != nil {
+		return cw.N + int64(n), fmt.Errorf("spill %s: %w", s.Partition, err)
+	}
+	return cw.N + int64(n), nil
 }
 
-// UnmarshalSolution decodes a solution written by MarshalBinary; a wrong
-// checksum, magic or shape is an error (the partition is synthesized
-// again, never proved from a damaged witness).
-func UnmarshalSolution(data []byte) (*Solution, error) {
-	if len(data) < len(solutionMagic)+sha256.Size {
-		return nil, errors.New("spilled witness: truncated")
+// EncodedBytes is the size of the solution's encoding (WriteTo).
+func (s *Solution) EncodedBytes() int64 {
+	return int64(len(solutionMagic)+4+len(s.Partition)+4+len(s.Job)+8+sha256.Size) + s.W.EncodedBytes()
+}
+
+// hashReader hashes what is read through it.
+type hashReader struct {
+	r io.Reader
+	h hash.Hash
+}
+
+func (h hashReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.h.Write(p[:n])
+	return n, err
+}
+
+// ReadSolution reads a solution WriteTo wrote, of at most maxWires wires
+// (a longer one is refused before its memory is allocated), from a stream
+// it reads to its end. A wrong checksum, magic or shape, a truncated
+// stream or trailing bytes wrap ErrBadSpill: the partition is synthesized
+// again, never proved from a damaged witness. The checksum is checked
+// before the solution is returned; the stream is never held whole.
+func ReadSolution(r io.Reader, maxWires int) (*Solution, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("spilled witness: %s: %w", fmt.Sprintf(format, args...), ErrBadSpill)
 	}
-	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
-		return nil, errors.New("spilled witness: checksum mismatch")
+	short := func(err error) error {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return bad("truncated")
+		}
+		return fmt.Errorf("spilled witness: read: %w", err) // the store's trouble: retried
 	}
-	if string(body[:len(solutionMagic)]) != solutionMagic {
-		return nil, errors.New("spilled witness: not a c2flow witness (magic)")
+	h := sha256.New()
+	br := bufio.NewReaderSize(r, 1<<16)
+	// Parsing reads exactly the bytes it consumes through the hash; the
+	// checksum after them is read from br directly.
+	in := hashReader{r: br, h: h}
+	magic := make([]byte, len(solutionMagic))
+	if _, err := io.ReadFull(in, magic); err != nil {
+		return nil, short(err)
 	}
-	r := bufio.NewReader(bytes.NewReader(body[len(solutionMagic):]))
-	var n uint32
-	if err := binary.Read(r, binary.BigEndian, &n); err != nil || n > 256 { // "<prover hex>/<sector>/<k>"
-		return nil, fmt.Errorf("spilled witness: partition id length %d: %v", n, err)
+	if string(magic) != solutionMagic {
+		return nil, bad("not a c2flow witness of this version (magic %q)", magic)
 	}
-	id := make([]byte, n)
-	if _, err := io.ReadFull(r, id); err != nil {
-		return nil, fmt.Errorf("spilled witness: partition id: %w", err)
+	var names [2]string
+	for i := range names {
+		var n uint32
+		if err := binary.Read(in, binary.BigEndian, &n); err != nil {
+			return nil, short(err)
+		}
+		if n > maxIDBytes {
+			return nil, bad("a name of %d bytes", n)
+		}
+		b := make([]byte, n)
+		if _, err := io.ReadFull(in, b); err != nil {
+			return nil, short(err)
+		}
+		names[i] = string(b)
 	}
 	var synthNS int64
-	if err := binary.Read(r, binary.BigEndian, &synthNS); err != nil {
-		return nil, fmt.Errorf("spilled witness: synth time: %w", err)
+	if err := binary.Read(in, binary.BigEndian, &synthNS); err != nil {
+		return nil, short(err)
 	}
-	s := &Solution{Partition: string(id)}
-	s.SynthTime = time.Duration(synthNS)
-	for i, dst := range []*[]fr.Element{&s.W, &s.A, &s.B, &s.C} {
-		var vec fr.Vector
-		if _, err := vec.ReadFrom(r); err != nil {
-			return nil, fmt.Errorf("spilled witness: vector %d: %w", i, err)
-		}
-		*dst = vec
+	w, err := packed.ReadVector(in, maxWires)
+	switch {
+	case errors.Is(err, packed.ErrFormat):
+		return nil, bad("%v", err)
+	case err != nil:
+		return nil, fmt.Errorf("spilled witness: %w", err)
 	}
-	if len(s.A) != len(s.B) || len(s.B) != len(s.C) {
-		return nil, fmt.Errorf("spilled witness: a, b, c of lengths %d, %d, %d", len(s.A), len(s.B), len(s.C))
+	sum := make([]byte, sha256.Size)
+	if _, err := io.ReadFull(br, sum); err != nil {
+		return nil, short(err)
 	}
-	if _, err := r.ReadByte(); err != io.EOF {
-		return nil, errors.New("spilled witness: trailing data")
+	if !bytes.Equal(sum, h.Sum(nil)) {
+		return nil, bad("checksum mismatch")
 	}
-	return s, nil
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, bad("trailing data")
+	}
+	return &Solution{Partition: names[0], Job: names[1], W: w, SynthTime: time.Duration(synthNS)}, nil
 }

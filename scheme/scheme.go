@@ -59,9 +59,10 @@ type Scheme interface {
 	// error is the input's fault: the pipeline fails the sector, not
 	// retries.
 	Decode(raw []byte, id job.SectorRef) (Sector, error)
-	// PartitionBytes is what one synthesized partition of proof holds,
-	// known without loading its keys: what a host's budget is sized by
-	// before the keys load, on first use.
+	// PartitionBytes is the most one partition's synthesis of proof
+	// holds while it runs, known without loading its keys: what a host's
+	// budget reserves for it (the witness it leaves holds its packed
+	// Solution.Bytes, at most this).
 	PartitionBytes(ctx context.Context, proof string) (int64, error)
 	// Circuit returns proof's circuit with its keys, loaded on first use
 	// and kept. A missing key wraps ErrNoKeys.
@@ -168,11 +169,12 @@ type Sector interface {
 type Circuit interface {
 	// Prover is the split Groth16 prover over the circuit's keys.
 	Prover() *prover.Prover
-	// PartitionBytes is the memory one synthesized partition holds (the
-	// witness and a, b, c): what a host's budget reserves for it.
+	// PartitionBytes is the most one partition's synthesis holds while
+	// it runs: what a host's budget reserves for it.
 	PartitionBytes() int64
 	// Synthesize solves partition k of s (checked by Verify) into its
-	// witness and a, b, c.
+	// packed assignment (a, b and c are evaluated at the device from the
+	// prover's Keys.System).
 	Synthesize(ctx context.Context, s Sector, k int) (*prover.Solution, error)
 	// VerifyPartition checks partition k's proof against s's public inputs.
 	VerifyPartition(s Sector, k int, proof *groth16bls.Proof) error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"time"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -182,10 +183,13 @@ func (p *Phases) Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutpu
 
 var errNoSpill = errors.New("sim: a simulated witness cannot be spilled")
 
+// SpillBytes is 0: a simulated witness is not spilled.
+func (p *Phases) SpillBytes(activities.Solved) int64 { return 0 }
+
 // Spill is refused: the simulation models same-host affinity only.
-func (p *Phases) Spill(activities.Solved) ([]byte, error) { return nil, errNoSpill }
+func (p *Phases) Spill(activities.Solved, io.Writer) error { return errNoSpill }
 
 // Unspill is refused (see Spill).
-func (p *Phases) Unspill(context.Context, job.SectorRef, int, []byte) (activities.Solved, error) {
+func (p *Phases) Unspill(context.Context, job.SectorRef, int, io.Reader) (activities.Solved, error) {
 	return nil, errNoSpill
 }

@@ -467,6 +467,37 @@ func (s *Store) UploadFile(ctx context.Context, key, file string) error {
 	return nil
 }
 
+// PutStream uploads the size bytes write writes under key, streamed
+// through the transfer manager: multipart past PartSize, each part with a
+// CRC32 checksum the server checks, and never more in memory than the
+// parts in flight (Concurrency+1 of PartSize). The object carries no
+// SHA-256 metadata, which would have to be known before the first byte:
+// what is streamed must check itself (a spilled witness ends with its
+// SHA-256). A write error aborts the upload; nothing is stored.
+func (s *Store) PutStream(ctx context.Context, key string, size int64, write func(io.Writer) error) error {
+	pr, pw := io.Pipe()
+	werr := make(chan error, 1)
+	go func() {
+		err := write(pw)
+		pw.CloseWithError(err) // nil: EOF for the uploader
+		werr <- err
+	}()
+	_, err := s.tm.UploadObject(ctx, &transfermanager.UploadObjectInput{
+		Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key)), Body: pr, ContentLength: aws.Int64(size),
+		ChecksumAlgorithm: tmtypes.ChecksumAlgorithmCrc32,
+	})
+	pr.CloseWithError(errUploadEnded) // unblocks a writer the upload left
+	if wErr := <-werr; wErr != nil && !errors.Is(wErr, errUploadEnded) {
+		return fmt.Errorf("s3 upload %s/%s: %w", s.cfg.Bucket, s.key(key), wErr) // the writer's own failure
+	}
+	if err != nil {
+		return s.classify("upload", key, err)
+	}
+	return nil
+}
+
+var errUploadEnded = errors.New("upload ended")
+
 // DownloadFile fetches a large object with parallel ranged GETs into a
 // temporary file beside dst, checks its SHA-256 and renames it into place,
 // so dst is either absent or whole and correct.

@@ -64,7 +64,11 @@ func DevKeys(tb testing.TB, what string, nbPublic int, synth func(*r1cs.Shape) e
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pr, err := prover.New(&prover.Keys{Digest: digest[:16], NbPublic: nbPublic, PK: pk, VK: vk}, nil)
+	sys, err := shape.System()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pr, err := prover.New(&prover.Keys{Digest: digest[:16], NbPublic: nbPublic, PK: pk, VK: vk, System: sys}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // testCircuit synthesizes a small circuit into sys for the input x. Its
@@ -146,25 +147,31 @@ func proveGnark(t testing.TB, ccs *csbls.R1CS, pk *groth16bls.ProvingKey, w *r1c
 }
 
 // proveSplit proves the witness with c2flow's split prover: the device
-// phase on one CPU slot, then finalize.
+// phase on one CPU slot, then finalize; a, b, c evaluated from the packed
+// assignment by gnark's R1CS recorded as the prover's system, checked
+// first against the witness builder's.
 func proveSplit(t testing.TB, ccs *csbls.R1CS, pk *groth16bls.ProvingKey, vk *groth16bls.VerifyingKey, w *r1cs.Witness) Proof {
 	t.Helper()
 	ctx := context.Background()
-	pr, err := prover.New(&prover.Keys{Digest: "test", NbPublic: ccs.GetNbPublicVariables(), PK: pk, VK: vk}, nil)
+	sys, err := prover.GnarkSystem(ccs)
 	if err != nil {
 		t.Fatal(err)
+	}
+	pr, err := prover.New(&prover.Keys{Digest: "test", NbPublic: ccs.GetNbPublicVariables(), PK: pk, VK: vk, System: sys}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wires := packed.Pack(append(append([]fr.Element(nil), w.Inputs...), w.Aux...))
+	for m, want := range [][]fr.Element{w.A, w.B, w.C} {
+		if r, err := sys.FirstDiff(m, wires, want); err != nil || r >= 0 {
+			t.Fatalf("%c of row %d from gnark's R1CS and the packed assignment differs from the witness builder's (%v)", "abc"[m], r, err)
+		}
 	}
 	slots, err := gpu.CPUSlots(1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sol := &prover.Solution{
-		Partition: "test/0",
-		W:         append(append([]fr.Element(nil), w.Inputs...), w.Aux...),
-		A:         append([]fr.Element(nil), w.A...),
-		B:         append([]fr.Element(nil), w.B...),
-		C:         append([]fr.Element(nil), w.C...),
-	}
+	sol := &prover.Solution{Partition: "test/0", W: wires}
 	partial, err := pr.Start(ctx, slots, sol)
 	if err != nil {
 		t.Fatal(err)

@@ -10,19 +10,9 @@ import (
 	"testing"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+
+	"github.com/c2flow/c2flow/internal/iocount"
 )
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // A .vk whose header claims 2^20 IC points, for a circuit of 3 inputs, is
 // refused on its header: none of its IC points is read (reading and
@@ -38,14 +28,14 @@ func TestVerifyingKeyICCountComparedFirst(t *testing.T) {
 	header := b.Bytes()[:vkFixedSize+4]
 	binary.BigEndian.PutUint32(header[vkFixedSize:], huge)
 	icBytes := int64(huge) * G1Uncompressed
-	r := &countingReader{r: io.MultiReader(bytes.NewReader(header), io.LimitReader(zeros{}, icBytes))}
+	r := &iocount.Reader{R: io.MultiReader(bytes.NewReader(header), io.LimitReader(zeros{}, icBytes))}
 	_, _, err := readVerifyingKeyFor(r, 3)
 	var ic *ICCountError
 	if !errors.As(err, &ic) || ic.Got != huge || ic.Want != 3 {
 		t.Fatalf("a vk claiming %d IC points for 3 inputs: %v", huge, err)
 	}
-	if r.n > int64(len(header)) {
-		t.Fatalf("read %d bytes of a vk refused on its header (%d bytes)", r.n, len(header))
+	if r.N > int64(len(header)) {
+		t.Fatalf("read %d bytes of a vk refused on its header (%d bytes)", r.N, len(header))
 	}
 	// The file reader too, on a file of the header alone.
 	p := filepath.Join(t.TempDir(), "huge.vk")

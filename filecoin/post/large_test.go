@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/merkle"
 	"github.com/c2flow/c2flow/filecoin/proofs"
@@ -110,12 +108,13 @@ func TestWinningPartition32GiBTime(t *testing.T) {
 	}
 	ctx := context.Background()
 	t0 := time.Now()
-	wb := r1cs.NewWitness(r1cs.WitnessOptions{ABC: true})
-	if err := circuit.SynthesizePoSt(wb, s, w); err != nil {
+	counts, err := circuit.CountPoSt(s)
+	if err != nil {
 		t.Fatal(err)
 	}
-	wb.AppendInputConstraints()
-	if err := wb.Err(); err != nil {
+	wires, _, err := r1cs.SynthesizePacked(r1cs.Counts{Inputs: counts.Inputs, Aux: counts.Aux, Constraints: counts.Constraints + counts.Inputs},
+		func(wb *r1cs.Witness) error { return circuit.SynthesizePoSt(wb, s, w) })
+	if err != nil {
 		t.Fatal(err)
 	}
 	synth := time.Since(t0)
@@ -124,7 +123,7 @@ func TestWinningPartition32GiBTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	t1 := time.Now()
-	sol := &prover.Solution{Partition: info.Name + "/0", W: append(append([]fr.Element(nil), wb.Inputs...), wb.Aux...), A: wb.A, B: wb.B, C: wb.C}
+	sol := &prover.Solution{Partition: info.Name + "/0", W: wires}
 	partial, err := pr.Start(ctx, slots, sol)
 	if err != nil {
 		t.Fatal(err)
@@ -134,5 +133,5 @@ func TestWinningPartition32GiBTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("32GiB winning partition: %d constraints; synthesis %v, device phase (CPU) %v, finalize %v, total %v",
-		len(wb.A), synth.Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond), time.Since(t2).Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+		counts.Constraints, synth.Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond), time.Since(t2).Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 }

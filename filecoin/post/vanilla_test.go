@@ -2,16 +2,12 @@ package post
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"github.com/c2flow/c2flow/filecoin/commcid"
-	"github.com/c2flow/c2flow/filecoin/merkle"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/internal/upstreamdata"
 )
@@ -36,35 +32,14 @@ func loadGolden(t *testing.T) *golden {
 	if g.vp, err = DecodeVanilla(g.raw); err != nil {
 		t.Fatalf("decode post.vproof: %v", err)
 	}
-	var pub struct {
-		Randomness string
-		Proofs     []struct{ PoStProof int64 }
-		Prover     uint64
-		Sectors    []struct {
-			SectorNumber uint64
-			SealedCID    map[string]string
-		} `json:"ChallengedSectors"`
-	}
-	if err := json.Unmarshal(upstreamdata.Read(t, upstreamdata.PostPubJSON), &pub); err != nil {
-		t.Fatal(err)
-	}
-	if len(pub.Proofs) != 1 || len(pub.Sectors) != 1 {
-		t.Fatalf("postpub.json: %d proofs, %d sectors", len(pub.Proofs), len(pub.Sectors))
-	}
-	if g.info, err = proofs.LookupPoSt(proofs.RegisteredPoStProof(pub.Proofs[0].PoStProof)); err != nil {
-		t.Fatal(err)
-	}
-	rnd, err := base64.StdEncoding.DecodeString(pub.Randomness)
-	if err != nil || len(rnd) != 32 {
-		t.Fatalf("randomness %q: %v", pub.Randomness, err)
-	}
-	g.randomness = MaskRandomness([32]byte(rnd))
-	g.proverID = proofs.ProverID(pub.Prover)
-	cr, err := commcid.ParseString(pub.Sectors[0].SealedCID["/"], commcid.Sealed)
+	pub, err := ParseVerifyInfo(upstreamdata.Read(t, upstreamdata.PostPubJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.sector = PublicSector{ID: pub.Sectors[0].SectorNumber, CommR: merkle.Node(cr)}
+	if len(pub.Sectors) != 1 {
+		t.Fatalf("postpub.json: %d sectors", len(pub.Sectors))
+	}
+	g.info, g.randomness, g.proverID, g.sector = pub.Info, pub.Randomness, pub.ProverID, pub.Sectors[0]
 	return g
 }
 

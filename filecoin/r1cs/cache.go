@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2flow/c2flow/internal/iocount"
 )
 
 // shapeMagic opens every serialized shape (format version 1).
@@ -36,7 +38,7 @@ func (s *Shape) WriteTo(w io.Writer) (int64, error) {
 	if s.overflow != nil {
 		return 0, fmt.Errorf("writing shape: %w", s.overflow)
 	}
-	cw := &countWriter{w: w}
+	cw := &iocount.Writer{W: w}
 	bw := bufio.NewWriterSize(cw, 1<<20)
 	var b8 [8]byte
 	u64 := func(x int) {
@@ -73,20 +75,9 @@ func (s *Shape) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return cw.n, fmt.Errorf("writing shape: %w", err)
+		return cw.N, fmt.Errorf("writing shape: %w", err)
 	}
-	return cw.n, nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return cw.N, nil
 }
 
 // Digest returns the hex SHA-256 of s's serialization: the name of the

@@ -179,3 +179,43 @@ func (r *Recorder) Build() (*packed.System, error) {
 	}
 	return sys, nil
 }
+
+// Counts are a circuit's sizes as a prover sees them: inputs (ONE
+// included), aux variables, and constraints with bellperson's per-input
+// ones.
+type Counts struct {
+	Inputs, Aux, Constraints int
+}
+
+// SynthesizePacked runs build on a witness builder whose assignment is
+// packed as it is allocated (WitnessOptions.Pack), then appends
+// bellperson's per-input constraints, and returns the wire vector (inputs,
+// then aux) and the inputs. The inputs come first in the wire vector but
+// are allocated along the way: their slots are reserved as field elements
+// and set last. The circuit must have exactly the sizes n. No dense
+// vector of the circuit's size is made.
+func SynthesizePacked(n Counts, build func(*Witness) error) (*packed.Vector, []fr.Element, error) {
+	b := packed.NewBuilder(n.Inputs + n.Aux)
+	var zero fr.Element
+	for range n.Inputs {
+		b.AppendOther(&zero)
+	}
+	wit := NewWitness(WitnessOptions{Pack: b, InputsHint: n.Inputs})
+	if err := build(wit); err != nil {
+		return nil, nil, err
+	}
+	wit.AppendInputConstraints()
+	if err := wit.Err(); err != nil {
+		return nil, nil, err
+	}
+	if len(wit.Inputs) != n.Inputs || wit.NumAux() != n.Aux || wit.NumConstraints() != n.Constraints {
+		return nil, nil, fmt.Errorf("witness of %d inputs, %d aux, %d constraints; the circuit has %d, %d, %d: %w",
+			len(wit.Inputs), wit.NumAux(), wit.NumConstraints(), n.Inputs, n.Aux, n.Constraints, ErrWrongAssignment)
+	}
+	for i := range wit.Inputs {
+		if err := b.SetOther(i, &wit.Inputs[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b.Vector(), wit.Inputs, nil
+}

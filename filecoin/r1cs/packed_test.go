@@ -29,28 +29,19 @@ func TestPackedEvaluationMatchesDense(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The packed synthesis: the inputs' slots reserved first (their values
-	// come last), the aux packed as allocated.
-	b := packed.NewBuilder(len(dense.Inputs) + len(dense.Aux))
-	var zero fr.Element
-	for range dense.Inputs {
-		b.AppendOther(&zero)
-	}
-	pw := NewWitness(WitnessOptions{Pack: b})
-	manyCubics(pw, n)
-	pw.AppendInputConstraints()
-	if err := pw.Err(); err != nil {
+	// The packed synthesis.
+	w, inputs, err := SynthesizePacked(Counts{Inputs: len(dense.Inputs), Aux: len(dense.Aux), Constraints: len(dense.A)},
+		func(pw *Witness) error { manyCubics(pw, n); return nil })
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pw.Aux) != 0 || pw.NumAux() != len(dense.Aux) {
-		t.Fatalf("packed witness: %d dense aux, %d aux", len(pw.Aux), pw.NumAux())
+	if len(inputs) != len(dense.Inputs) {
+		t.Fatalf("%d inputs", len(inputs))
 	}
-	for i := range pw.Inputs {
-		if err := b.SetOther(i, &pw.Inputs[i]); err != nil {
-			t.Fatal(err)
-		}
+	if _, _, err := SynthesizePacked(Counts{Inputs: len(dense.Inputs), Aux: len(dense.Aux) + 1, Constraints: len(dense.A)},
+		func(pw *Witness) error { manyCubics(pw, n); return nil }); !errors.Is(err, ErrWrongAssignment) {
+		t.Fatalf("a circuit of other counts: %v", err)
 	}
-	w := b.Vector()
 	for i, x := range append(append([]fr.Element(nil), dense.Inputs...), dense.Aux...) {
 		if got := w.At(i); got != x {
 			t.Fatalf("wire %d differs", i)

@@ -216,46 +216,34 @@ func (k *keys) partition(sec proved, part int) (string, error) {
 }
 
 // synthesize solves partition part of sec, named id, by build into the
-// assignment (inputs, then aux) and a, b, c, bellperson's per-input
-// constraints appended; the counts must be the circuit's and the input
-// assignment sec's public inputs.
+// packed assignment (inputs, then aux; a, b and c are evaluated at the
+// device from the circuit's recorded system), bellperson's per-input
+// constraints counted; the counts must be the circuit's and the input
+// assignment sec's public inputs. No dense vector of the partition's size
+// is ever made: a 32GiB partition's synthesis holds its packed assignment
+// (about 90 MB) and the circuit's own working memory.
 func (k *keys) synthesize(ctx context.Context, sec proved, part int, id string, build func(*r1cs.Witness) error) (*prover.Solution, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	n := k.counts
-	// The assignment's backing array holds the inputs, then the aux: the
-	// builder appends the aux in place and the inputs are copied in front,
-	// so the aux (4 GiB for a 32GiB partition) is never copied.
-	buf := make([]fr.Element, n.Inputs+n.Aux)
-	wit := r1cs.NewWitness(r1cs.WitnessOptions{ABC: true, InputsHint: n.Inputs, ConstraintsHint: n.Constraints})
-	wit.Aux = buf[n.Inputs:n.Inputs:len(buf)]
-	if err := build(wit); err != nil {
+	w, inputs, err := r1cs.SynthesizePacked(r1cs.Counts(k.counts), build)
+	if err != nil {
 		return nil, k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
 	}
-	wit.AppendInputConstraints()
-	if err := wit.Err(); err != nil {
-		return nil, k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
-	}
-	if len(wit.Inputs) != n.Inputs || len(wit.Aux) != n.Aux || len(wit.A) != n.Constraints {
-		return nil, k.wrap(fmt.Errorf("synthesize %s: witness of %d inputs, %d aux, %d constraints; the circuit has %d, %d, %d",
-			id, len(wit.Inputs), len(wit.Aux), len(wit.A), n.Inputs, n.Aux, n.Constraints))
-	}
-	copy(buf, wit.Inputs)
 	pub, err := sec.PublicInputs(part)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
 	}
 	for i := range pub {
-		if !pub[i].Equal(&buf[i+1]) {
+		if !pub[i].Equal(&inputs[i+1]) {
 			return nil, k.wrap(fmt.Errorf("synthesize %s: input %d of the witness is not the one the sector's public data give", id, i+1))
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &prover.Solution{Partition: id, W: buf, A: wit.A, B: wit.B, C: wit.C, SynthTime: time.Since(t0)}, nil
+	return &prover.Solution{Partition: id, W: w, SynthTime: time.Since(t0)}, nil
 }
 
 // verifyPartition is gnark's verifier with the verifying key and

@@ -10,7 +10,9 @@ import (
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/filecoin/update"
+	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/internal/units"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // WriteInfo implements scheme.Scheme: it counts one partition of a registered proof's
@@ -72,20 +74,59 @@ func WriteUpdateInfo(w io.Writer, proof string) error {
 	})
 }
 
+// WritePoStInfo is WriteInfo for a registered PoSt proof (a WindowPoSt
+// partition or a WinningPoSt): one sector's FallbackPoSt circuit counted
+// and multiplied by the partition's sector count (a partition is that many
+// copies and nothing else: circuit.CountPoSt), the same lines and the
+// key=value line in the same form.
+func WritePoStInfo(w io.Writer, proof string) error {
+	info, err := proofs.PoStByName(proof)
+	if err != nil {
+		return fmt.Errorf("circuit info: %w", err)
+	}
+	s := circuit.PoStShapeOf(info)
+	one := s
+	one.Sectors = 1
+	t0 := time.Now()
+	cnt := r1cs.NewCounter()
+	if err := circuit.SynthesizePoSt(cnt, one, nil); err != nil {
+		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	}
+	if err := cnt.Err(); err != nil {
+		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	}
+	st, k := cnt.Stats(), s.Sectors
+	all := r1cs.Stats{Constraints: k * st.Constraints, Inputs: 1 + k*(st.Inputs-1), Aux: k * st.Aux,
+		ANNZ: k * st.ANNZ, BNNZ: k * st.BNNZ, CNNZ: k * st.CNNZ,
+		AAuxDensity: k * st.AAuxDensity, BInputDensity: 1 + k*(st.BInputDensity-1), BAuxDensity: k * st.BAuxDensity}
+	if st.BInputDensity == 0 {
+		all.BInputDensity = 0
+	}
+	return writeCounts(w, all, time.Since(t0), func(tw io.Writer) {
+		fmt.Fprintf(tw, "PoSt proof\t%s (%v, id %d)\n", info.Name, info.Type, int64(info.Proof))
+		fmt.Fprintf(tw, "sector\t%s, %d nodes, tree R %s\n", units.Bytes(info.SectorSize), info.Nodes, s.Tree)
+		fmt.Fprintf(tw, "partition\t%d sectors x %d challenges (one sector counted, times %d)\n", s.Sectors, s.Challenges, s.Sectors)
+	})
+}
+
 // writeCounts writes a partition circuit's counts: head's lines, then the
 // sizes, one key=value line (constraints= as synthesized, without
 // bellperson's per-input constraints; inputs= with ONE; aux=; a_nnz=
-// b_nnz= c_nnz= nonzeros without the per-input constraints), then one
-// partition's synthesis memory.
+// b_nnz= c_nnz= nonzeros without the per-input constraints), then what a
+// partition holds: its witness packed (at most) beside what it was dense,
+// the recorded system a device host keeps per circuit, and one device
+// phase's NTT vectors.
 func writeCounts(w io.Writer, st r1cs.Stats, took time.Duration, head func(io.Writer)) error {
 	// bellperson's prover appends input_i · 0 = 0 per input: a, b and c
 	// have one entry per synthesized constraint and per input.
 	rows := uint64(st.Constraints) + uint64(st.Inputs)
+	wires := st.Inputs + st.Aux
 	abc := 3 * 32 * rows
-	assignment := 32 * uint64(st.Inputs+st.Aux)
+	assignment := 32 * uint64(wires)
+	domain := units.Log2(int(rows))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head(tw)
-	fmt.Fprintf(tw, "constraints / partition\t%d synthesized + %d per-input = %d (FFT domain 2^%d)\n", st.Constraints, st.Inputs, rows, units.Log2(int(rows)))
+	fmt.Fprintf(tw, "constraints / partition\t%d synthesized + %d per-input = %d (FFT domain 2^%d)\n", st.Constraints, st.Inputs, rows, domain)
 	fmt.Fprintf(tw, "variables\t%d inputs (ONE included), %d aux\n", st.Inputs, st.Aux)
 	fmt.Fprintf(tw, "nonzeros\tA %d, B %d, C %d (synthesized constraints)\n", st.ANNZ, st.BNNZ, st.CNNZ)
 	fmt.Fprintf(tw, "densities\tA aux %d, B inputs %d, B aux %d\n", st.AAuxDensity, st.BInputDensity, st.BAuxDensity)
@@ -95,7 +136,12 @@ func writeCounts(w io.Writer, st r1cs.Stats, took time.Duration, head func(io.Wr
 	}
 	fmt.Fprintf(w, "constraints=%d inputs=%d aux=%d a_nnz=%d b_nnz=%d c_nnz=%d\n",
 		st.Constraints, st.Inputs, st.Aux, st.ANNZ, st.BNNZ, st.CNNZ)
-	_, err := fmt.Fprintf(w, "synthesis memory per partition: %d B (%s) = a, b, c %d B (%s: 3 x 32 B x %d rows, the constraints and the per-input ones) + assignment %d B (%s: 32 B x %d inputs and aux)\n",
-		abc+assignment, units.Bytes(abc+assignment), abc, units.Bytes(abc), rows, assignment, units.Bytes(assignment), st.Inputs+st.Aux)
+	packedMax := packed.MaxBytes(wires)
+	fmt.Fprintf(w, "witness per partition: packed at most %d B (%s; every value a field element, the worst case: a 0 or 1 takes 2 bits), dense W, a, b, c %d B (%s), not held: a, b, c are evaluated at the device\n",
+		packedMax, units.Bytes(uint64(packedMax)), abc+assignment, units.Bytes(abc+assignment))
+	sys := packed.SystemBytes(int(rows), st.ANNZ+st.BNNZ+st.CNNZ+st.Inputs)
+	fmt.Fprintf(w, "recorded system (a device host, once per circuit): %d B (%s: 4 B a row and matrix, 6 B a nonzero)\n", sys, units.Bytes(uint64(sys)))
+	lane := gpu.HostQuotientBytes(1 << domain)
+	_, err := fmt.Fprintf(w, "device phase (one lane, NTTs on the host): %d B (%s: two vectors of 2^%d)\n", lane, units.Bytes(uint64(lane)), domain)
 	return err
 }

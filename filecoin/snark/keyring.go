@@ -199,6 +199,12 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 	}
 	k.counts = Counts{Inputs: shape.NumInputs, Aux: shape.NumAux, Constraints: shape.NumConstraints()}
 	k.digest = digest
+	// The system the device phase evaluates a, b, c with, kept for as
+	// long as the circuit is (the shape is not).
+	sys, err := shape.System()
+	if err != nil {
+		return nil, k.wrap(fmt.Errorf("%s circuit: %w", sp.name, err))
+	}
 	shape = nil
 	tShape := time.Since(t1)
 	if sp.knownOK && sp.known != k.counts {
@@ -221,7 +227,7 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 	debug.FreeOSMemory()
 	k.vk, k.pvk, k.gvk = vk, vk.Prepare(), gvk
 	k.digests = scheme.Digests{VK: vSums.sha256, PK: pSums.sha256, Circuit: digest}
-	k.prover, err = prover.New(&prover.Keys{Digest: digest[:16], NbPublic: k.counts.Inputs, PK: pk, VK: gvk}, log)
+	k.prover, err = prover.New(&prover.Keys{Digest: digest[:16], NbPublic: k.counts.Inputs, PK: pk, VK: gvk, System: sys}, log)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s prover: %w", sp.name, err))
 	}

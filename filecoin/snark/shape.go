@@ -6,6 +6,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // recordCached returns the R1CS of sp's blank circuit, per-input
@@ -28,24 +29,30 @@ func recordShape(info proofs.SealProofInfo) (*r1cs.Shape, error) {
 
 // Counts are the sizes of one partition's circuit: inputs (ONE included),
 // aux variables, and constraints with bellperson's per-input ones.
-type Counts struct {
-	Inputs, Aux, Constraints int
-}
+type Counts r1cs.Counts
 
 // PartitionOverhead is what a partition's synthesis holds beyond its
 // Solution: the circuit witness FromC1 extracts (a few MB: the openings of
 // the partition's challenges) and the builder's scratch. Measured on the
-// 2KiB circuit (TestProve2KiB): after Synthesize the live heap exceeds
-// Solution.Bytes() (343,987,072 B) by 9 KB; the synthesis allocated 556
-// MB in all, the rest short-lived garbage of the builder's linear
-// combinations that the GC reclaims as it goes.
+// 2KiB circuit (TestProve2KiB), with the dense witness builder: after
+// Synthesize the live heap exceeded the Solution by 9 KB; the synthesis
+// allocated 556 MB in all, the rest short-lived garbage of the builder's
+// linear combinations that the GC reclaims as it goes.
 const PartitionOverhead = 8 << 20
 
-// Bytes is the memory one synthesized partition holds: the assignment and
-// a, b, c, 32 bytes an element (prover.Solution.Bytes), plus
-// PartitionOverhead.
+// Bytes is the most one partition's synthesis holds: its assignment
+// packed (packed.MaxBytes: every value a field element, the rare worst
+// case; Filecoin's circuits hold mostly bits), plus PartitionOverhead.
+// A host's budget reserves it while the synthesis runs; the witness then
+// holds its Solution's Bytes, a small part of it.
 func (c Counts) Bytes() int64 {
-	return 32*int64(c.Inputs+c.Aux+3*c.Constraints) + PartitionOverhead
+	return packed.MaxBytes(c.Inputs+c.Aux) + PartitionOverhead
+}
+
+// DenseBytes is what one partition held before it was packed: the dense
+// assignment and a, b, c, 32 bytes an element (circuit info compares).
+func (c Counts) DenseBytes() int64 {
+	return 32 * int64(c.Inputs+c.Aux+3*c.Constraints)
 }
 
 // knownCounts are one partition's counts per sector size, as
@@ -80,9 +87,9 @@ func CountsOf(proof string) (Counts, error) {
 	return c, nil
 }
 
-// PartitionBytes is the memory one synthesized partition of proof holds
+// PartitionBytes is the most one partition's synthesis of proof holds
 // (Counts.Bytes), known before its circuit is loaded: what a host's
-// budget reserves.
+// budget reserves while it runs.
 func PartitionBytes(proof string) (int64, error) {
 	c, err := CountsOf(proof)
 	if err != nil {

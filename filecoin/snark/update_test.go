@@ -21,6 +21,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/prover/packed"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -227,8 +228,9 @@ func TestKnownUpdateCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 32 B x (inputs + aux + 3 x constraints) + the overhead.
-	want := int64(32*(5+1_703_569+3*(1_705_039+5))) + snark.PartitionOverhead
+	// The packed assignment's bound (every value a field element) over
+	// inputs + aux, and the overhead.
+	want := packed.MaxBytes(5+1_703_569) + snark.PartitionOverhead
 	if b != want {
 		t.Errorf("2KiB update partition: %d bytes, want %d", b, want)
 	}

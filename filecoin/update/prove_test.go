@@ -15,6 +15,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // updateKeys is a development setup of the update circuit (fctest.DevKeys).
@@ -29,7 +30,6 @@ func updateKeys(t testing.TB, s circuit.UpdateShape) (*prover.Prover, *groth.Pre
 // public inputs of the public data, and refuses against another comm_r_new
 // or another h_select, or with a flipped bit.
 func TestProveUpdate2KiB(t *testing.T) {
-	ctx := context.Background()
 	rep := testReplica(t, 2<<10)
 	pr, pvk := updateKeys(t, rep.Shape)
 	w, err := rep.Witness(0)
@@ -46,24 +46,8 @@ func TestProveUpdate2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	synth := time.Since(t0)
-	slots, err := gpu.CPUSlots(1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t1 := time.Now()
-	sol := &prover.Solution{Partition: "update/2KiB/0", W: append(append([]fr.Element(nil), wb.Inputs...), wb.Aux...), A: wb.A, B: wb.B, C: wb.C}
-	partial, err := pr.Start(ctx, slots, sol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gp, _, err := pr.Finalize(ctx, partial)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, err := groth.ProofFromGnark(gp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	proof := fctest.Prove(t, pr, "update/2KiB/0", wb)
 	t.Logf("2KiB update partition: synthesis %v, split prover %v", synth.Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 	in, err := rep.PublicInputs(0)
 	if err != nil {
@@ -132,7 +116,7 @@ func BenchmarkProveUpdate2KiB(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		sol := &prover.Solution{Partition: "update/2KiB/0", W: append(append([]fr.Element(nil), wb.Inputs...), wb.Aux...), A: wb.A, B: wb.B, C: wb.C}
+		sol := &prover.Solution{Partition: "update/2KiB/0", W: packed.Pack(append(append([]fr.Element(nil), wb.Inputs...), wb.Aux...))}
 		partial, err := pr.Start(ctx, slots, sol)
 		if err != nil {
 			b.Fatal(err)

@@ -33,7 +33,7 @@ func (v *Vector) WriteTo(w io.Writer) (int64, error) {
 		return err
 	}
 	var b8 [8]byte
-	for _, x := range []uint64{uint64(v.n), uint64(len(v.others))} {
+	for _, x := range []uint64{uint64(v.n), uint64(v.nOthers)} {
 		binary.LittleEndian.PutUint64(b8[:], x)
 		if err := put(b8[:]); err != nil {
 			return n, err
@@ -45,8 +45,8 @@ func (v *Vector) WriteTo(w io.Writer) (int64, error) {
 			return n, err
 		}
 	}
-	for i := range v.others {
-		b := v.others[i].Bytes()
+	for i := range v.nOthers {
+		b := v.other(i).Bytes()
 		if err := put(b[:]); err != nil {
 			return n, err
 		}
@@ -109,15 +109,20 @@ func ReadVector(r io.Reader, maxLen int) (*Vector, error) {
 	if seen != nOthers {
 		return nil, bad("%d others marked, %d declared", seen, nOthers)
 	}
-	v.others = make([]fr.Element, nOthers)
-	for i := range v.others {
-		var b [fr.Bytes]byte
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return nil, short("field elements", err)
+	for rest := int(nOthers); rest > 0; {
+		c := make([]fr.Element, min(rest, otherChunk))
+		for i := range c {
+			var b [fr.Bytes]byte
+			if _, err := io.ReadFull(r, b[:]); err != nil {
+				return nil, short("field elements", err)
+			}
+			if err := c[i].SetBytesCanonical(b[:]); err != nil {
+				return nil, bad("field element %d: %v", v.nOthers+i, err)
+			}
 		}
-		if err := v.others[i].SetBytesCanonical(b[:]); err != nil {
-			return nil, bad("field element %d: %v", i, err)
-		}
+		v.others = append(v.others, c)
+		v.nOthers += len(c)
+		rest -= len(c)
 	}
 	return v, nil
 }

@@ -29,12 +29,15 @@ func randomValues(rng *rand.Rand, n int, otherShare float64) []fr.Element {
 
 func TestVectorMatchesDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 63, 64, 65, 1000, 4097} {
+	for _, n := range []int{0, 1, 63, 64, 65, 1000, 4097, 2*otherChunk + 3} {
 		for _, share := range []float64{0, 0.013, 0.5, 1} {
 			xs := randomValues(rng, n, share)
 			v := Pack(xs)
 			if v.Len() != n {
 				t.Fatalf("len %d, want %d", v.Len(), n)
+			}
+			if v.Bytes() > MaxBytes(n) {
+				t.Fatalf("n=%d share=%v: %d bytes, MaxBytes %d", n, share, v.Bytes(), MaxBytes(n))
 			}
 			zeros, ones, others := v.Counts()
 			if zeros+ones+others != n || others != v.Others() {

@@ -80,6 +80,11 @@ func (s *System) Bytes() int64 {
 	return s.m[A].bytes() + s.m[B].bytes() + s.m[C].bytes() + int64(cap(s.coeffs))*fr.Bytes + int64(cap(s.kinds))
 }
 
+// SystemBytes is what a system of rows rows and nnz nonzeros in all
+// holds, with at most 2^16 distinct coefficients (the coefficient table
+// left out: a few KB).
+func SystemBytes(rows, nnz int) int64 { return 3*int64(rows+1)*4 + int64(nnz)*6 }
+
 // Sizes are a system's sizes, to preallocate a SystemBuilder exactly: a
 // 32GiB partition's arrays grown by append would briefly need twice
 // their memory.
@@ -254,7 +259,8 @@ func evalRows[T uint16 | uint32](s *System, mt *Matrix, coeff []T, w *Vector, lo
 				}
 				continue
 			}
-			x := &others[int(rank[i>>6])+popcountBelow(words[b+1], i&63)]
+			k := int(rank[i>>6]) + popcountBelow(words[b+1], i&63)
+			x := &others[k>>otherShift][k&otherMask]
 			switch s.kinds[c] {
 			case kindOne:
 				acc.Add(&acc, x)
@@ -267,6 +273,22 @@ func evalRows[T uint16 | uint32](s *System, mt *Matrix, coeff []T, w *Vector, lo
 		}
 		dst[j] = acc
 	}
+}
+
+// FirstDiff evaluates matrix m on w over the rows of want and returns the
+// first row whose value differs from want's, -1 if none: a, b, c made
+// from a packed assignment checked against a dense builder's.
+func (s *System) FirstDiff(m int, w *Vector, want []fr.Element) (int, error) {
+	got := make([]fr.Element, len(want))
+	if err := s.Eval(m, w, 0, got); err != nil {
+		return -1, err
+	}
+	for r := range want {
+		if got[r] != want[r] {
+			return r, nil
+		}
+	}
+	return -1, nil
 }
 
 // CheckRows evaluates rows [lo, hi) of A, B and C on w, chunk rows at a

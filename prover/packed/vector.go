@@ -29,10 +29,31 @@ import (
 //
 // A Vector is immutable once built and safe for concurrent readers.
 type Vector struct {
-	n      int
-	words  []uint64 // 2 per block: nonzero, other
-	rank   []uint32 // others before each block
-	others []fr.Element
+	n       int
+	words   []uint64 // 2 per block: nonzero, other
+	rank    []uint32 // others before each block
+	others  [][]fr.Element
+	nOthers int
+}
+
+// The others are kept in chunks of a fixed size: a builder never copies
+// them to grow (a circuit of mostly field elements would briefly hold
+// twice its others), and a vector's memory is bounded in advance
+// (MaxBytes).
+const (
+	otherShift = 15
+	otherChunk = 1 << otherShift
+	otherMask  = otherChunk - 1
+)
+
+// other returns the k-th other.
+func (v *Vector) other(k int) *fr.Element { return &v.others[k>>otherShift][k&otherMask] }
+
+// MaxBytes bounds the memory of a vector of n elements, whatever their
+// values: all of them field elements.
+func MaxBytes(n int) int64 {
+	blocks := int64(n+63) / 64
+	return blocks*(16+4) + int64(n)*fr.Bytes + otherChunk*fr.Bytes
 }
 
 // ErrFormat is wrapped by the errors of a malformed encoded vector.
@@ -47,7 +68,7 @@ var one = fr.One()
 func (v *Vector) Len() int { return v.n }
 
 // Others is the number of elements kept as field elements.
-func (v *Vector) Others() int { return len(v.others) }
+func (v *Vector) Others() int { return v.nOthers }
 
 // Counts returns how many elements are zero, one and other.
 func (v *Vector) Counts() (zeros, ones, others int) {
@@ -55,7 +76,7 @@ func (v *Vector) Counts() (zeros, ones, others int) {
 	for b := 0; b < len(v.words); b += 2 {
 		nz += bits.OnesCount64(v.words[b])
 	}
-	return v.n - nz, nz - len(v.others), len(v.others)
+	return v.n - nz, nz - v.nOthers, v.nOthers
 }
 
 // Bytes is the memory the vector holds.
@@ -63,12 +84,16 @@ func (v *Vector) Bytes() int64 {
 	if v == nil {
 		return 0
 	}
-	return int64(cap(v.words))*8 + int64(cap(v.rank))*4 + int64(cap(v.others))*fr.Bytes
+	n := int64(cap(v.words))*8 + int64(cap(v.rank))*4 + int64(cap(v.others))*24
+	for _, c := range v.others {
+		n += int64(cap(c)) * fr.Bytes
+	}
+	return n
 }
 
 // EncodedBytes is the size of the vector's encoding (WriteTo).
 func (v *Vector) EncodedBytes() int64 {
-	return headerBytes + int64(len(v.words))*8 + int64(len(v.others))*fr.Bytes
+	return headerBytes + int64(len(v.words))*8 + int64(v.nOthers)*fr.Bytes
 }
 
 // At returns element i.
@@ -78,7 +103,7 @@ func (v *Vector) At(i int) fr.Element {
 	case classOne:
 		e = one
 	case classOther:
-		e = v.others[v.otherIndex(i)]
+		e = *v.other(v.otherIndex(i))
 	}
 	return e
 }
@@ -129,7 +154,7 @@ func (v *Vector) Expand(dst []fr.Element, lo int) {
 		case v.words[b+1]&m == 0:
 			dst[j] = one
 		default:
-			dst[j] = v.others[oi]
+			dst[j] = *v.other(oi)
 			oi++
 		}
 	}
@@ -164,7 +189,7 @@ func (v *Vector) ExpandSkip(dst []fr.Element, from int, skip []bool) (next, fill
 		case !other:
 			dst[filled] = one
 		default:
-			dst[filled] = v.others[oi]
+			dst[filled] = *v.other(oi)
 			oi++
 		}
 		filled++
@@ -204,8 +229,18 @@ func (b *Builder) Append(x *fr.Element) {
 	default:
 		b.v.words[w] |= m
 		b.v.words[w+1] |= m
-		b.v.others = append(b.v.others, *x)
+		b.appendOther(x)
 	}
+}
+
+func (b *Builder) appendOther(x *fr.Element) {
+	k := len(b.v.others) - 1
+	if k < 0 || len(b.v.others[k]) == otherChunk {
+		b.v.others = append(b.v.others, make([]fr.Element, 0, otherChunk))
+		k++
+	}
+	b.v.others[k] = append(b.v.others[k], *x)
+	b.v.nOthers++
 }
 
 // next takes the next element's slot: its block's word index and bit.
@@ -224,7 +259,7 @@ func (b *Builder) AppendOther(x *fr.Element) {
 	w, m := b.next()
 	b.v.words[w] |= m
 	b.v.words[w+1] |= m
-	b.v.others = append(b.v.others, *x)
+	b.appendOther(x)
 }
 
 // SetOther sets element i, which AppendOther appended, to x.
@@ -232,7 +267,7 @@ func (b *Builder) SetOther(i int, x *fr.Element) error {
 	if i < 0 || i >= b.v.n || b.v.class(i) != classOther {
 		return fmt.Errorf("packed: element %d is not a field-element slot", i)
 	}
-	b.v.others[b.v.otherIndex(i)] = *x
+	*b.v.other(b.v.otherIndex(i)) = *x
 	return nil
 }
 
@@ -247,17 +282,16 @@ func (b *Builder) grow() {
 	if b.v.n >= MaxLen {
 		panic("packed: vector longer than MaxLen")
 	}
-	b.v.rank = append(b.v.rank, uint32(len(b.v.others)))
+	b.v.rank = append(b.v.rank, uint32(b.v.nOthers))
 	b.v.words = append(b.v.words, 0, 0)
 }
 
-// Vector returns the vector built so far and resets the builder. Spare
-// capacity is given back.
+// Vector returns the vector built so far and resets the builder.
 func (b *Builder) Vector() *Vector {
 	v := b.v
 	b.v = Vector{}
-	if cap(v.others) > len(v.others)+len(v.others)/8 {
-		v.others = append([]fr.Element(nil), v.others...)
+	if k := len(v.others) - 1; k >= 0 && len(v.others[k]) < otherChunk/2 {
+		v.others[k] = append([]fr.Element(nil), v.others[k]...) // the last chunk's spare room
 	}
 	if len(v.words) == 0 {
 		v.words, v.rank = []uint64{}, []uint32{}

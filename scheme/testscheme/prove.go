@@ -13,20 +13,31 @@ import (
 	"github.com/consensys/gnark/frontend"
 
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/prover/packed"
 	"github.com/c2flow/c2flow/scheme/testscheme/params"
 	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 	"github.com/c2flow/c2flow/scheme/testscheme/porep/circuit"
 )
 
-// ProverKeys is what the split prover needs of a profile's keys.
-func ProverKeys(k *params.Keys) *prover.Keys {
-	return &prover.Keys{PK: k.PK, VK: k.VK, NbPublic: k.CCS.GetNbPublicVariables(), Digest: k.Digest}
+// ProverKeys is what the split prover needs of a profile's keys: the
+// proving key, and the compiled circuit recorded as the system that
+// evaluates a, b, c from a packed assignment.
+func ProverKeys(k *params.Keys) (*prover.Keys, error) {
+	sys, err := prover.GnarkSystem(k.CCS)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", k.Profile.Name, err)
+	}
+	return &prover.Keys{PK: k.PK, VK: k.VK, NbPublic: k.CCS.GetNbPublicVariables(), System: sys, Digest: k.Digest}, nil
 }
 
 // NewProver returns the split prover over a profile's keys; log may be
 // nil.
 func NewProver(k *params.Keys, opts ...func(*prover.Prover)) (*prover.Prover, error) {
-	pr, err := prover.New(ProverKeys(k), nil)
+	keys, err := ProverKeys(k)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := prover.New(keys, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -37,8 +48,11 @@ func NewProver(k *params.Keys, opts ...func(*prover.Prover)) (*prover.Prover, er
 }
 
 // Synthesize solves partition k of a C1 into its witness with the
-// profile's compiled circuit. The C1 must have been checked
-// (porep.C1.Verify); an unsatisfiable circuit is an error.
+// profile's compiled circuit, packed. The C1 must have been checked
+// (porep.C1.Verify); an unsatisfiable circuit is an error. gnark's solver
+// makes a dense wire vector and a, b, c; only the wires are kept, packed
+// (the test scheme packs less than Filecoin's circuits: its Poseidon2
+// values are field elements).
 func Synthesize(ctx context.Context, keys *params.Keys, c1 *porep.C1, k int) (*prover.Solution, error) {
 	if k < 0 || k >= len(c1.Partitions) {
 		return nil, fmt.Errorf("synthesize: partition %d of %d", k, len(c1.Partitions))
@@ -60,7 +74,7 @@ func Synthesize(ctx context.Context, keys *params.Keys, c1 *porep.C1, k int) (*p
 		return nil, fmt.Errorf("synthesize %s: %w", id, err)
 	}
 	sol := res.(*csbls.R1CSSolution)
-	s := &prover.Solution{Partition: id, W: sol.W, A: sol.A, B: sol.B, C: sol.C, SynthTime: time.Since(t0)}
+	s := &prover.Solution{Partition: id, W: packed.Pack(sol.W), SynthTime: time.Since(t0)}
 	return s, ctx.Err()
 }
 

@@ -230,7 +230,11 @@ func (sc *Scheme) circuit(ctx context.Context, proof string) (*Circuit, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr, err := prover.New(ProverKeys(keys), sc.log)
+	pk, err := ProverKeys(keys)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := prover.New(pk, sc.log)
 	if err != nil {
 		return nil, err
 	}

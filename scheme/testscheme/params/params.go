@@ -85,8 +85,9 @@ func Compile(p porep.Profile) (*csbls.R1CS, string, error) {
 	return ccs.(*csbls.R1CS), hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// SynthBytes estimates a partition's synthesis memory: the wire vector and
-// a, b, c (one element per constraint each), 32 bytes an element.
+// SynthBytes estimates a partition's synthesis memory: gnark's solver
+// makes the dense wire vector and a, b, c (one element per constraint
+// each), 32 bytes an element, before the wires are packed.
 func SynthBytes(ccs *csbls.R1CS) int64 {
 	wires := ccs.GetNbPublicVariables() + ccs.GetNbSecretVariables() + ccs.GetNbInternalVariables()
 	return int64(wires+3*ccs.GetNbConstraints()) * 32

@@ -24,13 +24,14 @@ import (
 
 func RunCircuit(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: c2flow circuit info --proof NAME | info|setup --profile P")
+		return fmt.Errorf("usage: c2flow circuit info --proof NAME | info --update-proof NAME | info --post-proof NAME | info|setup --profile P")
 	}
 	sub, args := args[0], args[1:]
 	fs := cli.NewFlags("circuit " + sub)
 	profile := fs.String("profile", "32KiB", "profile of the test scheme: "+fmt.Sprint(porep.ProfileNames()))
 	proof := fs.String("proof", "", "info: a registered Filecoin seal proof, whose StackedCircuit partition is counted (exclusive with --profile): "+strings.Join(proofs.Names(), ", "))
 	update := fs.String("update-proof", "", "info: a registered SnapDeals update proof, whose EmptySectorUpdateCircuit partition is counted (exclusive with --proof and --profile): "+strings.Join(proofs.UpdateNames(), ", "))
+	post := fs.String("post-proof", "", "info: a registered PoSt proof, whose FallbackPoSt partition (a WindowPoSt partition, a WinningPoSt) is counted (exclusive with the others): "+strings.Join(proofs.PoStNames(), ", "))
 	dir := fs.String("params", params.DefaultDir(), "local parameter cache")
 	createBucket := fs.Bool("create-bucket", false, "setup: create the --s3-bucket first if it does not exist (a deployment's one setup step)")
 	localOnly := fs.Bool("local-only", false, "setup: keep the keys in the local cache only (default: publish them to the --s3-* storage, where workers and submit find them)")
@@ -43,14 +44,20 @@ func RunCircuit(ctx context.Context, args []string) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if n := btoi(given["proof"]) + btoi(given["profile"]) + btoi(given["update-proof"]); n > 1 {
-		return errors.New("circuit: --proof, --update-proof and --profile are exclusive")
+	if n := btoi(given["proof"]) + btoi(given["profile"]) + btoi(given["update-proof"]) + btoi(given["post-proof"]); n > 1 {
+		return errors.New("circuit: --proof, --update-proof, --post-proof and --profile are exclusive")
 	}
-	if given["update-proof"] {
-		if sub != "info" {
-			return fmt.Errorf("circuit %s: --update-proof is only for info", sub)
+	for flag, write := range map[string]func() error{
+		"update-proof": func() error { return snark.WriteUpdateInfo(os.Stdout, *update) },
+		"post-proof":   func() error { return snark.WritePoStInfo(os.Stdout, *post) },
+	} {
+		if !given[flag] {
+			continue
 		}
-		return snark.WriteUpdateInfo(os.Stdout, *update)
+		if sub != "info" {
+			return fmt.Errorf("circuit %s: --%s is only for info", sub, flag)
+		}
+		return write()
 	}
 	if sub == "info" {
 		// One info for every scheme: the one that owns the name counts

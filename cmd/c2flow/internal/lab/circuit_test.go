@@ -13,14 +13,15 @@ import (
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/filecoin/snark"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // TestFilecoinCircuitInfo2KiB: circuit info --proof prints exactly one line
 // of the key=value pairs constraints, inputs, aux, a_nnz, b_nnz, c_nnz, whose
 // values are those of the R1CS the shape recorder records for the same
-// circuit (without the per-input constraints), and a synthesis memory line
-// counting a, b, c over the constraints and the per-input ones plus the
-// assignment.
+// circuit (without the per-input constraints), and a witness line with the
+// packed bound and the dense W, a, b, c it replaces (a, b, c over the
+// constraints and the per-input ones, plus the assignment).
 func TestFilecoinCircuitInfo2KiB(t *testing.T) {
 	info, err := proofs.ByName("StackedDrg2KiBV1_1")
 	if err != nil {
@@ -83,9 +84,12 @@ func TestFilecoinCircuitInfo2KiB(t *testing.T) {
 		t.Errorf("inputs=%d (NumInputs %d), want 40", kv["inputs"], s.NumInputs())
 	}
 	rows := kv["constraints"] + kv["inputs"]
-	mem := fmt.Sprintf("synthesis memory per partition: %d B", 3*32*rows+32*(kv["inputs"]+kv["aux"]))
-	if !strings.Contains(out.String(), mem) {
-		t.Errorf("no line %q", mem)
+	mem := fmt.Sprintf("witness per partition: packed at most %d B", packed.MaxBytes(kv["inputs"]+kv["aux"]))
+	dense := fmt.Sprintf("dense W, a, b, c %d B", 3*32*rows+32*(kv["inputs"]+kv["aux"]))
+	for _, want := range []string{mem, dense} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q", want)
+		}
 	}
 }
 
@@ -103,6 +107,9 @@ func TestCircuitProofFlag(t *testing.T) {
 		{[]string{"info", "--update-proof", "StackedDrg2KiBV1", "--proof", "StackedDrg2KiBV1_1"}, "exclusive"},
 		{[]string{"setup", "--update-proof", "StackedDrg2KiBV1"}, "only for info"},
 		{[]string{"info", "--update-proof", "StackedDrg2KiBV1_1"}, "StackedDrg32GiBV1"},
+		{[]string{"info", "--post-proof", "StackedDrgWindow2KiBV1_2", "--proof", "StackedDrg2KiBV1_1"}, "exclusive"},
+		{[]string{"setup", "--post-proof", "StackedDrgWindow2KiBV1_2"}, "only for info"},
+		{[]string{"info", "--post-proof", "StackedDrg2KiBV1_1"}, "StackedDrgWindow32GiBV1_2"},
 	} {
 		err := RunCircuit(ctx, tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -123,5 +130,26 @@ func TestCircuitInfoUpdateProof(t *testing.T) {
 	})
 	if !strings.Contains(out, "\nconstraints=1705039 inputs=5 aux=1703569 a_nnz=") {
 		t.Fatalf("circuit info --update-proof StackedDrg2KiBV1:\n%s", out)
+	}
+}
+
+// circuit info --post-proof counts a PoSt partition in the same form:
+// one sector's circuit times the partition's sectors, which for the 32GiB
+// window partition is constants.rs' 125,279,217 constraints (the
+// filecoin/circuit tests check the full count), and for the 2KiB window
+// partition (2 sectors) tests/fallback_circuit.rs' count.
+func TestCircuitInfoPoStProof(t *testing.T) {
+	for proof, want := range map[string]string{
+		"StackedDrgWindow32GiBV1_2": "\nconstraints=125279217 inputs=",
+		"StackedDrgWinning2KiBV1":   "\nconstraints=",
+	} {
+		out := clitest.CaptureStdout(t, func() {
+			if err := RunCircuit(context.Background(), []string{"info", "--post-proof", proof}); err != nil {
+				t.Error(err)
+			}
+		})
+		if !strings.Contains(out, want) || !strings.Contains(out, "witness per partition: packed at most") {
+			t.Fatalf("circuit info --post-proof %s:\n%s", proof, out)
+		}
 	}
 }

@@ -38,7 +38,11 @@ func (f *proverFlags) prover(ctx context.Context, p porep.Profile) (*prover.Prov
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pr, err := prover.New(testscheme.ProverKeys(keys), log)
+	pk, err := testscheme.ProverKeys(keys)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pr, err := prover.New(pk, log)
 	if err != nil {
 		return nil, nil, nil, err
 	}
