@@ -9,7 +9,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
-	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
@@ -147,13 +146,11 @@ func (c *Circuit) Synthesize(ctx context.Context, s scheme.Sector, k int) (*prov
 	if err != nil {
 		return nil, err
 	}
-	return c.k.synthesize(ctx, sec, k, id, func(wit *r1cs.Witness) error {
-		cs, w, err := circuit.FromC1(sec.c1, k)
-		if err != nil {
-			return err
-		}
-		return circuit.Synthesize(wit, cs, w)
-	})
+	build, err := sec.builder(k)
+	if err != nil {
+		return nil, c.k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
+	}
+	return c.k.synthesize(ctx, sec, k, id, build)
 }
 
 // VerifyPartition implements scheme.Circuit: gnark's verifier with the

@@ -11,6 +11,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
@@ -104,6 +105,16 @@ func (s *Sector) SectorID() uint64 {
 
 // String names the sector in errors.
 func (s *Sector) String() string { return fmt.Sprintf("sector %d", s.SectorID()) }
+
+// builder is partition k's witness builder: the StackedCircuit over the
+// C1's vanilla proofs of the partition.
+func (s *Sector) builder(k int) (func(*r1cs.Witness) error, error) {
+	cs, w, err := circuit.FromC1(s.c1, k)
+	if err != nil {
+		return nil, err
+	}
+	return func(wit *r1cs.Witness) error { return circuit.Synthesize(wit, cs, w) }, nil
+}
 
 func (s *Sector) partitionID(k int) string { return prover.PartitionID(s.proverHex(), s.SectorID(), k) }
 

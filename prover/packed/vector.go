@@ -290,7 +290,7 @@ func (b *Builder) grow() {
 func (b *Builder) Vector() *Vector {
 	v := b.v
 	b.v = Vector{}
-	if k := len(v.others) - 1; k >= 0 && len(v.others[k]) < otherChunk/2 {
+	if k := len(v.others) - 1; k >= 0 && len(v.others[k]) < otherChunk {
 		v.others[k] = append([]fr.Element(nil), v.others[k]...) // the last chunk's spare room
 	}
 	if len(v.words) == 0 {
