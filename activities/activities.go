@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -215,6 +216,43 @@ type Hooks struct {
 	// test resumes it with SIGCONT, as a long GC pause or VM steal would.
 	StopInDevice bool `json:"stop_in_device,omitempty"`
 	stopped      atomic.Bool
+	// DamageSpill damages what this host spills: "flip" flips a byte in
+	// the middle of its first spill, "truncate" drops the first spill's
+	// last 100 bytes, "swap" writes the first spill's bytes again (another
+	// partition's spill, whole and checksummed) in place of the second.
+	// Device hosts must refuse each, and the partition be synthesized
+	// again, never proved from it.
+	DamageSpill string `json:"damage_spill,omitempty"`
+	spills      atomic.Int32
+	firstSpill  []byte
+}
+
+// damageSpill returns write as DamageSpill damages it, for this host's
+// n-th spill (from 1).
+func (hk *Hooks) damageSpill(write func(io.Writer) error) func(io.Writer) error {
+	if hk == nil || hk.DamageSpill == "" {
+		return write
+	}
+	n := hk.spills.Add(1)
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return func(io.Writer) error { return err }
+	}
+	b := buf.Bytes()
+	switch {
+	case n == 1 && hk.DamageSpill == "flip":
+		b[len(b)/2] ^= 0x10
+	case n == 1 && hk.DamageSpill == "truncate":
+		b = b[:max(len(b)-100, 0)]
+	case n == 1 && hk.DamageSpill == "swap":
+		hk.firstSpill = bytes.Clone(b)
+	case n == 2 && hk.DamageSpill == "swap":
+		b = hk.firstSpill
+	}
+	return func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}
 }
 
 // stopInDevice implements Hooks.StopInDevice.
@@ -403,7 +441,8 @@ func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n 
 	t0 := time.Now()
 	key := s.Partition() + "/" + newHandle() // the prover, sector and partition, then this copy
 	size := h.Phases.SpillBytes(s)
-	if err := h.spill.Put(ctx, key, size, func(w io.Writer) error { return h.Phases.Spill(s, w) }); err != nil {
+	write := h.Hooks.damageSpill(func(w io.Writer) error { return h.Phases.Spill(s, w) })
+	if err := h.spill.Put(ctx, key, size, write); err != nil {
 		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
 	}
 	// The spilled witness's packed bytes stay in this host's budget until

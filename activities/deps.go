@@ -45,7 +45,9 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 	if err != nil {
 		return Deps{}, err
 	}
-	budget.SetLanes(slots.Lanes())
+	if cfg.has(RoleProve) || cfg.has(RoleDevice) {
+		budget.SetLanes(slots.Lanes()) // a synthesis-only host runs no device phase
+	}
 	pp := &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize,
 		Circuits: budget}
 	// Proving keys load on first use, counted in the budget then (a host

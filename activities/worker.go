@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -109,12 +110,15 @@ type Stats struct {
 
 // Worker is a configured worker process, ready to run.
 type Worker struct {
-	cfg     Config
-	host    *Host
-	budget  *Budget
-	slots   *gpu.Slots
-	workers []sdkworker.Worker
-	synth   []sdkworker.Worker // stopped first on shutdown
+	cfg   Config
+	store *storage.Store // where its stats are published for c2flow fleet (nil: not)
+	// publishing is set while a publish is in flight.
+	publishing atomic.Bool
+	host       *Host
+	budget     *Budget
+	slots      *gpu.Slots
+	workers    []sdkworker.Worker
+	synth      []sdkworker.Worker // stopped first on shutdown
 }
 
 // New validates the configuration, builds the host over deps (its phases,
@@ -131,7 +135,7 @@ func New(c client.Client, store *storage.Store, cfg Config, deps Deps) (*Worker,
 		return nil, err
 	}
 	h.Heartbeats = c
-	w := &Worker{cfg: cfg, host: h, budget: h.Budget, slots: h.Slots}
+	w := &Worker{cfg: cfg, host: h, budget: h.Budget, slots: h.Slots, store: store}
 	if cfg.Metrics != nil {
 		cfg.Metrics.Bind(func() metrics.Budget {
 			s := h.Budget.Stats()
@@ -253,6 +257,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go w.host.ExpireWitnesses(ctx, w.cfg.WitnessTTL)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var published time.Time
 	for done := false; !done; {
 		select {
 		case <-ctx.Done():
@@ -264,7 +269,17 @@ func (w *Worker) Run(ctx context.Context) error {
 				w.cfg.Log.Warn("stats file", "error", err)
 			}
 		}
+		if !done && time.Since(published) >= PublishEvery && w.publishing.CompareAndSwap(false, true) {
+			// Off the loop: a store that does not answer delays
+			// nothing here.
+			go func() {
+				defer w.publishing.Store(false)
+				w.publish(ctx)
+			}()
+			published = time.Now()
+		}
 	}
+	w.unpublish()
 	w.drain()
 	for i := len(w.workers) - 1; i >= 0; i-- {
 		if !slices.Contains(w.synth, w.workers[i]) {
@@ -311,6 +326,37 @@ func (w *Worker) drain() {
 	} else {
 		w.cfg.Log.Info("drained: every synthesized partition finished on this host")
 	}
+}
+
+// PublishEvery is how often a worker writes its stats to the artifact
+// store for c2flow fleet (HostReportKey).
+const PublishEvery = 15 * time.Second
+
+// HostReportKey is where a worker publishes its Stats (JSON): fleet/<id>.json.
+func HostReportKey(id string) string { return "fleet/" + id + ".json" }
+
+// publish writes the worker's stats under HostReportKey; a store that
+// does not answer is no reason to stop proving, so it is only logged.
+func (w *Worker) publish(ctx context.Context) {
+	if w.store == nil {
+		return
+	}
+	b, _ := json.Marshal(w.Stats())
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := w.store.Put(pctx, HostReportKey(w.cfg.ID), b); err != nil && ctx.Err() == nil {
+		w.cfg.Log.Debug("stats not published for c2flow fleet", "error", err)
+	}
+}
+
+// unpublish removes the worker's report as it stops.
+func (w *Worker) unpublish() {
+	if w.store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	w.store.Delete(ctx, HostReportKey(w.cfg.ID))
 }
 
 func (w *Worker) writeStats() error {

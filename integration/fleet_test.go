@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,24 @@ func TestSplitRolesThroughSpill(t *testing.T) {
 		strings.Contains(seen[job.QueueSynth], "gpu1") {
 		t.Errorf("fleet as Temporal sees it: %v", seen)
 	}
+	// Each host publishes what it holds for c2flow fleet: the device
+	// host a device phase's expansion per lane (two on one device) and
+	// its circuit's keys and system, once it has loaded them.
+	var rep activities.Stats
+	deadline := time.Now().Add(3 * activities.PublishEvery)
+	for {
+		b, err := s.store.Get(ctx, activities.HostReportKey("gpu1"))
+		if err == nil {
+			err = json.Unmarshal(b, &rep)
+		}
+		if err == nil && rep.Budget.ExpansionBytes > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if b := rep.Budget; rep.ID != "gpu1" || b.Lanes != 2 || b.ExpansionBytes <= 0 || b.KeyBytes <= 0 || b.SystemBytes <= 0 {
+		t.Errorf("the device host's published report: %+v", rep)
+	}
 	ss := ws.waitStats(time.Minute, func(st activities.Stats) bool { return st.Budget.InFlight == 0 })
 	wd.stop()
 	ws.stop()
@@ -109,5 +128,36 @@ func TestSplitRolesThroughSpill(t *testing.T) {
 	left, err := s.store.List(ctx, "spill/")
 	if err != nil || len(left) != 0 {
 		t.Errorf("spills left behind: %v (%v)", left, err)
+	}
+}
+
+// A spill damaged on its way (a flipped byte, a torn end) is refused by
+// its checksum, and another partition's spill, whole and checksummed, by
+// its name: the device host proves none of them, the partition is
+// synthesized again, and the sector's C2 verifies.
+func TestDamagedSpillsRefused(t *testing.T) {
+	s := newStack(t, "32KiB")
+	spillDir := t.TempDir()
+	wd := s.startWorker("gpu1", activities.Config{Roles: []string{activities.RoleDevice}, Spill: "dir:" + spillDir})
+	lost := 0
+	for i, damage := range []string{"flip", "truncate", "swap"} {
+		t.Run(damage, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			id := "synth-" + damage
+			ws := s.startWorker(id, activities.Config{Roles: []string{activities.RoleWorkflow, activities.RoleSynth}, PartitionWorkers: 2,
+				Spill: "dir:" + spillDir, Hooks: &activities.Hooks{DamageSpill: damage}})
+			defer ws.stop()
+			c1s := []*porep.C1{poreptest.Sector(t, "32KiB", uint64(1201+i)).C1()}
+			res := s.run(ctx, batch.Options{BatchID: "damaged-" + damage, Timeouts: faultTimeouts}, []job.SectorRef{s.putC1(c1s[0])})
+			s.expectProved(res, c1s)
+			n := redone(res.Sectors[0])
+			st := wd.waitStats(time.Minute, func(st activities.Stats) bool { return st.Host.WitnessLost > lost })
+			t.Logf("%s: device host refused %d spills in all, %d partitions synthesized again", damage, st.Host.WitnessLost, n)
+			if st.Host.WitnessLost <= lost || n < 1 {
+				t.Errorf("%s: the device host refused %d spills (%d before), %d partitions synthesized again", damage, st.Host.WitnessLost, lost, n)
+			}
+			lost = st.Host.WitnessLost
+		})
 	}
 }

@@ -35,7 +35,7 @@ func commands() map[string]cli.Command {
 		"gateway": {Summary: "serve cuzk's gRPC protocol (Curio's [Cuzk] Address) from the fleet: PoRep C2, SnapDeals, WindowPoSt and WinningPoSt proved by the fleet (PoSt first; --forward sends PoSt to a cuzk daemon instead)", Run: hosting.RunGateway},
 		"cancel":  {Summary: "cancel a batch: nothing more starts; status then says exactly which C2s were stored", Run: pipeline.RunCancel},
 		"verify":  {Summary: "verify --c1 FILE --proof FILE: check a C2 proof against its C1 with the cached verifying key", Run: lab.RunVerify},
-		"fleet":   {Summary: "the workers polling the shared queues: id, host, roles, devices, budget, as Temporal sees them", Run: pipeline.RunFleet},
+		"fleet":   {Summary: "the workers polling the shared queues (as Temporal sees them), and what each host holds: witnesses packed, device-lane expansion, keys and systems (as it publishes them to S3)", Run: pipeline.RunFleet},
 		"update":  {Summary: "the test updater (SnapDeals): seal committed-capacity sectors, encode new data, write their update vanilla proofs as Curio stores them and the commitments", Run: lab.RunUpdate},
 		"sim":     {Summary: "fleet-scale simulation: W simulated worker hosts on the real workflows, Temporal and budgets; throughput vs ideal, scheduling overhead", Run: lab.RunSim},
 
