@@ -580,8 +580,9 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 }
 
 // onDevice runs w's device phase on a slot of the host's devices, in
-// order: the quotient, the witness's budget share given back (its big
-// vectors are gone), the MSMs. use is the slot's account.
+// order: the quotient, the witness's budget share given back (the
+// partition's a, b, c were its lane's and are gone; the next synthesis
+// may start, cuzk's semaphore fix), the MSMs. use is the slot's account.
 func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *gpu.Use) (Proving, error) {
 	var p Proving
 	u, err := h.Slots.Run(ctx, order, func(dev gpu.Held) error {
@@ -590,7 +591,7 @@ func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *g
 		if err != nil {
 			return err
 		}
-		h.ws.releaseABC(w)
+		h.ws.release(w)
 		p, err = h.Phases.MSM(ctx, r, dev)
 		return err
 	})

@@ -18,9 +18,9 @@ import (
 // the expansion of one device phase per device lane (HoldCircuit).
 // It is the slot supplier of the host's synthesis worker, so when the
 // budget is full ReserveSlot blocks, the worker stops polling and other
-// hosts take the work. A witness's share is held until the device phase
-// has freed its a, b, c vectors (cuzk's semaphore fix), not merely until
-// synthesis returns.
+// hosts take the work. A witness's share is held until its device phase
+// has computed its quotient from a, b, c (cuzk's semaphore fix), not
+// merely until synthesis returns.
 //
 // A reservation is made before the task, and so its size, is known: it is
 // admitted while what is in use, what waiting syntheses asked for, and the

@@ -126,9 +126,12 @@ func (ws *witnesses) drop(h string) {
 	}
 }
 
-// releaseABC frees the budget permit of a witness exactly once: when the
-// device phase has freed a, b, c, or when the witness is dropped.
-func (ws *witnesses) releaseABC(w *witness) {
+// release frees the budget permit of a witness exactly once: when its
+// device phase has computed its quotient (what the phase holds from then
+// is its device lane's, counted apart: Budget.HoldCircuit; the packed
+// assignment the partial keeps for the B-in-G2 MSM is small beside it),
+// or when the witness is dropped.
+func (ws *witnesses) release(w *witness) {
 	if w.loaded {
 		return
 	}
@@ -142,7 +145,7 @@ func (ws *witnesses) releaseABC(w *witness) {
 // forget releases everything a dropped witness holds: its budget permit
 // and its spilled copy.
 func (ws *witnesses) forget(w *witness) {
-	ws.releaseABC(w)
+	ws.release(w)
 	if w.spill != "" && ws.spill != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
