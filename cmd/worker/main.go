@@ -59,6 +59,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	hc.Log = log
+	procflags.SoftMemoryLimit(hc.MemoryBudget, log)
 	var mh client.MetricsHandler
 	if *metricsAddr != "" {
 		hc.Metrics = metrics.New()
