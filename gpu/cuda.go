@@ -211,6 +211,13 @@ func (c *CUDA) run(f func() error) error {
 	return <-done
 }
 
+// locked is run holding c.mu: one operation on the device at a time.
+func (c *CUDA) locked(f func() error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.run(f)
+}
+
 func ierr(what string, e icicle_runtime.EIcicleError) error {
 	if e == icicle_runtime.Success {
 		return nil
@@ -291,9 +298,7 @@ func (c *CUDA) MSMG1(ctx context.Context, points []curve.G1Affine, scalars []fr.
 	if len(points) == 0 {
 		return res, nil // Z = 0: the point at infinity
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	err := c.run(func() error {
+	err := c.locked(func() error {
 		bases, ok, err := c.resident(points)
 		if err != nil {
 			return err
@@ -357,37 +362,56 @@ func (c *CUDA) initDomain(n uint64) error {
 	return nil
 }
 
+// nttKind is one of gnark's two transforms as icicle runs it.
+type nttKind struct {
+	name string
+	dir  icicle_core.NTTDir
+	ord  icicle_core.Ordering
+}
+
+// gnark's orderings: the inverse NTT takes natural order to bit-reversed
+// (DIF), the forward NTT bit-reversed to natural (DIT).
+var (
+	inverseNTT = nttKind{"intt", icicle_core.KInverse, icicle_core.KNR}
+	forwardNTT = nttKind{"ntt", icicle_core.KForward, icicle_core.KRN}
+)
+
+// transform runs k in place on a device vector out of Montgomery form,
+// on the coset of FrMultiplicativeGen when coset is set. Call it on the
+// device thread, holding c.mu.
+func (c *CUDA) transform(d *fft.Domain, v icicle_core.DeviceSlice, k nttKind, coset bool) error {
+	if err := c.initDomain(d.Cardinality); err != nil {
+		return err
+	}
+	cfg := icicle_ntt.GetDefaultNttConfig()
+	cfg.Ordering = k.ord
+	if coset {
+		// The prover divides by Z on the coset of FrMultiplicativeGen:
+		// the device must use the same coset.
+		bits := d.FrMultiplicativeGen.Bits()
+		copy(cfg.CosetGen[:], icicle_core.ConvertUint64ArrToUint32Arr(bits[:]))
+	}
+	return ierr(k.name, icicle_ntt.Ntt(v, k.dir, &cfg, v))
+}
+
 // ntt runs one transform on the device with gnark's orderings: the vector
 // goes up, leaves Montgomery form, is transformed, comes back.
-func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, dir icicle_core.NTTDir, ord icicle_core.Ordering, coset bool) error {
+func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, k nttKind, coset bool) error {
 	if err := checkNTT(ctx, d, v); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.run(func() error {
-		if err := c.initDomain(d.Cardinality); err != nil {
-			return err
-		}
-		cfg := icicle_ntt.GetDefaultNttConfig()
-		cfg.Ordering = ord
-		if coset {
-			// The prover divides by Z on the coset of FrMultiplicativeGen:
-			// the device must use the same coset.
-			bits := d.FrMultiplicativeGen.Bits()
-			copy(cfg.CosetGen[:], icicle_core.ConvertUint64ArrToUint32Arr(bits[:]))
-		}
+	return c.locked(func() error {
 		host := icicle_core.HostSliceFromElements(v)
 		var dev icicle_core.DeviceSlice
 		host.CopyToDevice(&dev, true)
 		defer dev.Free()
-		if err := ierr("ntt input from Montgomery form", icicle_bls.FromMontgomery(dev)); err != nil {
+		if err := ierr(k.name+" input from Montgomery form", icicle_bls.FromMontgomery(dev)); err != nil {
 			return err
 		}
-		if err := ierr("ntt", icicle_ntt.Ntt(dev, dir, &cfg, dev)); err != nil {
+		if err := c.transform(d, dev, k, coset); err != nil {
 			return err
 		}
-		if err := ierr("ntt output to Montgomery form", icicle_bls.ToMontgomery(dev)); err != nil {
+		if err := ierr(k.name+" output to Montgomery form", icicle_bls.ToMontgomery(dev)); err != nil {
 			return err
 		}
 		host.CopyFromDevice(&dev)
@@ -397,10 +421,10 @@ func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, dir icicl
 
 // INTT implements Backend: natural order in, bit-reversed out (gnark's DIF).
 func (c *CUDA) INTT(ctx context.Context, d *fft.Domain, v []fr.Element, coset bool) error {
-	return c.ntt(ctx, d, v, icicle_core.KInverse, icicle_core.KNR, coset)
+	return c.ntt(ctx, d, v, inverseNTT, coset)
 }
 
 // NTT implements Backend: bit-reversed in, natural order out (gnark's DIT).
 func (c *CUDA) NTT(ctx context.Context, d *fft.Domain, v []fr.Element, coset bool) error {
-	return c.ntt(ctx, d, v, icicle_core.KForward, icicle_core.KRN, coset)
+	return c.ntt(ctx, d, v, forwardNTT, coset)
 }
