@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	icicle_bls "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381"
 	icicle_msm "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381/msm"
 	icicle_ntt "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381/ntt"
+	icicle_vecops "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381/vecOps"
 	icicle_runtime "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/runtime"
 )
 
@@ -45,7 +47,8 @@ func loadICICLE() error {
 // base slice, while they fit in the device memory the backend may use
 // (WithDeviceMemory); a base set that does not fit is streamed: each MSM
 // sends it in chunks that do, and adds the chunks' sums. Scalars and NTT
-// vectors travel per call.
+// vectors travel per call; Quotient keeps its two vectors on the device
+// from a, b and c to H.
 //
 // At 32GiB a partition's G1 bases (A, B, K, H) are about 50 GB: resident
 // on an H200, streamed on the 16-24 GB cards providers run. icicle-gnark's
@@ -63,8 +66,23 @@ type CUDA struct {
 	streamed map[basesKey]bool
 	domain   uint64 // size the NTT domain was initialised for
 	// limit is what the backend may hold on the device (bases resident
-	// plus one call's working space); used is what resident bases hold.
-	limit, used int64
+	// plus one call's working space); used is what resident bases hold,
+	// working what running Quotients' vectors hold (they release c.mu
+	// between steps, so an urgent holder's MSM must leave them room).
+	limit, used, working int64
+	// quotients are the domain sizes and paths (device or host) Quotient
+	// has logged.
+	quotients map[quotientPath]bool
+	// stage is how many rows Quotient stages at a time; 0 is
+	// quotientChunk (tests stage fewer).
+	stage int
+}
+
+var _ Quotienter = (*CUDA)(nil)
+
+type quotientPath struct {
+	n        int
+	onDevice bool
 }
 
 // deviceMargin is left free by the default cap: the CUDA context, icicle's
@@ -121,7 +139,7 @@ func NewCUDA(id int, opts ...CUDAOption) (*CUDA, error) {
 		return nil, fmt.Errorf("icicle device %s (type %s) is not available", name, cfg.deviceType)
 	}
 	c := &CUDA{id: id, typ: cfg.deviceType, device: dev, log: cfg.log.With("device", name),
-		bases: map[basesKey]icicle_core.DeviceSlice{}, streamed: map[basesKey]bool{}, limit: cfg.deviceMemory}
+		bases: map[basesKey]icicle_core.DeviceSlice{}, streamed: map[basesKey]bool{}, quotients: map[quotientPath]bool{}, limit: cfg.deviceMemory}
 	var free, total uint
 	reported := true
 	if err := c.run(func() error {
@@ -211,6 +229,17 @@ func (c *CUDA) run(f func() error) error {
 	return <-done
 }
 
+// locked is run holding c.mu: one operation on the device at a time.
+func (c *CUDA) locked(f func() error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.run(f)
+}
+
+// taken is the device memory the backend holds: resident bases and
+// running Quotients' vectors.
+func (c *CUDA) taken() int64 { return c.used + c.working }
+
 func ierr(what string, e icicle_runtime.EIcicleError) error {
 	if e == icicle_runtime.Success {
 		return nil
@@ -220,15 +249,15 @@ func ierr(what string, e icicle_runtime.EIcicleError) error {
 
 // resident returns the device copy of a base slice, uploading it (and
 // leaving Montgomery form) on first use; ok is false when the set does
-// not fit beside the resident ones and one call's scalars, and is then
-// streamed (msmStreamed).
+// not fit beside the resident ones, running Quotients' vectors and one
+// call's scalars, and is then streamed (msmStreamed).
 func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool, error) {
 	key := basesKey{&points[0], len(points)}
 	if d, ok := c.bases[key]; ok {
 		return d, true, nil
 	}
 	size := int64(len(points)) * g1AffineBytes
-	if c.used+size+int64(len(points))*scalarBytes > c.limit {
+	if c.taken()+size+int64(len(points))*scalarBytes > c.limit {
 		if !c.streamed[key] {
 			c.streamed[key] = true
 			c.log.Info("msm bases streamed in chunks (they do not fit the device memory limit)", "points", len(points), "bytes", size,
@@ -249,9 +278,10 @@ func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool,
 }
 
 // chunkPoints is how many points (with their scalars) one streamed chunk
-// holds: what the limit leaves beside the resident bases.
+// holds: what the limit leaves beside the resident bases and running
+// Quotients' vectors.
 func (c *CUDA) chunkPoints() int {
-	return int(max((c.limit-c.used)/(g1AffineBytes+scalarBytes), 1))
+	return int(max((c.limit-c.taken())/(g1AffineBytes+scalarBytes), 1))
 }
 
 // msmStreamed is an MSM whose bases are not resident: icicle copies each
@@ -291,9 +321,7 @@ func (c *CUDA) MSMG1(ctx context.Context, points []curve.G1Affine, scalars []fr.
 	if len(points) == 0 {
 		return res, nil // Z = 0: the point at infinity
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	err := c.run(func() error {
+	err := c.locked(func() error {
 		bases, ok, err := c.resident(points)
 		if err != nil {
 			return err
@@ -357,37 +385,56 @@ func (c *CUDA) initDomain(n uint64) error {
 	return nil
 }
 
+// nttKind is one of gnark's two transforms as icicle runs it.
+type nttKind struct {
+	name string
+	dir  icicle_core.NTTDir
+	ord  icicle_core.Ordering
+}
+
+// gnark's orderings: the inverse NTT takes natural order to bit-reversed
+// (DIF), the forward NTT bit-reversed to natural (DIT).
+var (
+	inverseNTT = nttKind{"intt", icicle_core.KInverse, icicle_core.KNR}
+	forwardNTT = nttKind{"ntt", icicle_core.KForward, icicle_core.KRN}
+)
+
+// transform runs k in place on a device vector out of Montgomery form,
+// on the coset of FrMultiplicativeGen when coset is set. Call it on the
+// device thread, holding c.mu.
+func (c *CUDA) transform(d *fft.Domain, v icicle_core.DeviceSlice, k nttKind, coset bool) error {
+	if err := c.initDomain(d.Cardinality); err != nil {
+		return err
+	}
+	cfg := icicle_ntt.GetDefaultNttConfig()
+	cfg.Ordering = k.ord
+	if coset {
+		// The prover divides by Z on the coset of FrMultiplicativeGen:
+		// the device must use the same coset.
+		bits := d.FrMultiplicativeGen.Bits()
+		copy(cfg.CosetGen[:], icicle_core.ConvertUint64ArrToUint32Arr(bits[:]))
+	}
+	return ierr(k.name, icicle_ntt.Ntt(v, k.dir, &cfg, v))
+}
+
 // ntt runs one transform on the device with gnark's orderings: the vector
 // goes up, leaves Montgomery form, is transformed, comes back.
-func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, dir icicle_core.NTTDir, ord icicle_core.Ordering, coset bool) error {
+func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, k nttKind, coset bool) error {
 	if err := checkNTT(ctx, d, v); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.run(func() error {
-		if err := c.initDomain(d.Cardinality); err != nil {
-			return err
-		}
-		cfg := icicle_ntt.GetDefaultNttConfig()
-		cfg.Ordering = ord
-		if coset {
-			// The prover divides by Z on the coset of FrMultiplicativeGen:
-			// the device must use the same coset.
-			bits := d.FrMultiplicativeGen.Bits()
-			copy(cfg.CosetGen[:], icicle_core.ConvertUint64ArrToUint32Arr(bits[:]))
-		}
+	return c.locked(func() error {
 		host := icicle_core.HostSliceFromElements(v)
 		var dev icicle_core.DeviceSlice
 		host.CopyToDevice(&dev, true)
 		defer dev.Free()
-		if err := ierr("ntt input from Montgomery form", icicle_bls.FromMontgomery(dev)); err != nil {
+		if err := ierr(k.name+" input from Montgomery form", icicle_bls.FromMontgomery(dev)); err != nil {
 			return err
 		}
-		if err := ierr("ntt", icicle_ntt.Ntt(dev, dir, &cfg, dev)); err != nil {
+		if err := c.transform(d, dev, k, coset); err != nil {
 			return err
 		}
-		if err := ierr("ntt output to Montgomery form", icicle_bls.ToMontgomery(dev)); err != nil {
+		if err := ierr(k.name+" output to Montgomery form", icicle_bls.ToMontgomery(dev)); err != nil {
 			return err
 		}
 		host.CopyFromDevice(&dev)
@@ -397,10 +444,175 @@ func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, dir icicl
 
 // INTT implements Backend: natural order in, bit-reversed out (gnark's DIF).
 func (c *CUDA) INTT(ctx context.Context, d *fft.Domain, v []fr.Element, coset bool) error {
-	return c.ntt(ctx, d, v, icicle_core.KInverse, icicle_core.KNR, coset)
+	return c.ntt(ctx, d, v, inverseNTT, coset)
 }
 
 // NTT implements Backend: bit-reversed in, natural order out (gnark's DIT).
 func (c *CUDA) NTT(ctx context.Context, d *fft.Domain, v []fr.Element, coset bool) error {
-	return c.ntt(ctx, d, v, icicle_core.KForward, icicle_core.KRN, coset)
+	return c.ntt(ctx, d, v, forwardNTT, coset)
+}
+
+// quotientChunk is how many rows of a, b or c the host stages at a time
+// on their way to the device (32 MiB), whatever the domain.
+const quotientChunk = 1 << 20
+
+// Quotient implements Quotienter: a, b and c are evaluated a chunk at a
+// time into a host staging buffer and copied to two device vectors
+// (a's, then b's, their product kept in a's, c into b's), and every
+// transform, the product and the difference run on the device; the host
+// holds one chunk and H. Where the two vectors do not fit beside the
+// resident bases it is HostQuotient over c's NTTs. c.mu is released
+// between steps, evaluations included, so that an urgent holder's
+// operations come between them.
+func (c *CUDA) Quotient(ctx context.Context, d *fft.Domain, fill Fill) (h []fr.Element, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n := int(d.Cardinality)
+	size := 2 * int64(n) * scalarBytes
+	c.mu.Lock()
+	onDevice := c.taken()+size <= c.limit
+	if onDevice {
+		c.working += size
+	}
+	c.logQuotient(n, size, onDevice)
+	c.mu.Unlock()
+	if !onDevice {
+		return HostQuotient(ctx, c, d, fill)
+	}
+
+	var v [2]icicle_core.DeviceSlice
+	defer func() {
+		ferr := c.locked(func() error {
+			c.working -= size
+			return freeAll(v[:])
+		})
+		switch {
+		case ferr == nil:
+		case err == nil:
+			h, err = nil, ferr
+		default:
+			// A device that cannot free is at fault whatever failed first.
+			err = fmt.Errorf("%w (after: %v)", ferr, err)
+		}
+	}()
+	if err := c.locked(func() error {
+		for i := range v {
+			if _, e := v[i].Malloc(int(scalarBytes), n); e != icicle_runtime.Success {
+				v[i] = icicle_core.DeviceSlice{}
+				return ierr("quotient: allocate a vector", e)
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	a, b := &v[0], &v[1]
+
+	rows := c.stage
+	if rows <= 0 {
+		rows = quotientChunk
+	}
+	stage := make([]fr.Element, min(n, rows))
+	// toCoset evaluates vector which into dst and brings it to the coset
+	// as HostQuotient does: INTT, then NTT on the coset.
+	toCoset := func(which int, dst *icicle_core.DeviceSlice) error {
+		for lo := 0; lo < n; lo += len(stage) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			chunk := stage[:min(len(stage), n-lo)]
+			if err := evaluate(fill, which, lo, chunk); err != nil {
+				return err
+			}
+			if err := c.locked(func() error {
+				part := dst.Range(lo, lo+len(chunk), false)
+				icicle_core.HostSliceFromElements(chunk).CopyToDevice(&part, false)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return c.locked(func() error {
+			if err := ierr(fmt.Sprintf("quotient: %c from Montgomery form", "abc"[which]), icicle_bls.FromMontgomery(*dst)); err != nil {
+				return err
+			}
+			if err := c.transform(d, *dst, inverseNTT, false); err != nil {
+				return fmt.Errorf("quotient: %c: %w", "abc"[which], err)
+			}
+			if err := c.transform(d, *dst, forwardNTT, true); err != nil {
+				return fmt.Errorf("quotient: %c on the coset: %w", "abc"[which], err)
+			}
+			return nil
+		})
+	}
+	vecOp := func(what string, op icicle_core.VecOps) error {
+		return c.locked(func() error {
+			return ierr("quotient: "+what, icicle_vecops.VecOp(*a, *b, *a, icicle_core.DefaultVecOpsConfig(), op))
+		})
+	}
+
+	if err := toCoset(0, a); err != nil {
+		return nil, err
+	}
+	if err := toCoset(1, b); err != nil {
+		return nil, err
+	}
+	if err := vecOp("a·b", icicle_core.Mul); err != nil {
+		return nil, err
+	}
+	if err := toCoset(2, b); err != nil {
+		return nil, err
+	}
+	if err := vecOp("a·b − c", icicle_core.Sub); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	stage = nil // H takes its place on the host
+	h = make([]fr.Element, n)
+	if err := c.locked(func() error {
+		if err := c.transform(d, *a, inverseNTT, true); err != nil {
+			return fmt.Errorf("quotient: H from the coset: %w", err)
+		}
+		if err := ierr("quotient: H to Montgomery form", icicle_bls.ToMontgomery(*a)); err != nil {
+			return err
+		}
+		icicle_core.HostSliceFromElements(h).CopyFromDevice(a)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// logQuotient says once per domain size and path where Quotient runs.
+// Call it holding c.mu.
+func (c *CUDA) logQuotient(n int, size int64, onDevice bool) {
+	k := quotientPath{n, onDevice}
+	if c.quotients[k] {
+		return
+	}
+	c.quotients[k] = true
+	msg := "quotient on the device"
+	if !onDevice {
+		msg = "quotient on the host (its two vectors do not fit the device memory limit)"
+	}
+	c.log.Info(msg, "domain", n, "bytes", size, "resident_bytes", c.used, "working_bytes", c.working, "limit_bytes", c.limit)
+}
+
+// freeAll frees the allocated device slices among v, on the device
+// thread.
+func freeAll(v []icicle_core.DeviceSlice) error {
+	var errs []error
+	for i := range v {
+		if v[i].AsUnsafePointer() == nil {
+			continue
+		}
+		if err := ierr("free a device vector", v[i].Free()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

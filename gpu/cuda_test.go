@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"os"
 	"testing"
@@ -111,6 +112,92 @@ func TestCUDAStreamedMatchesCPU(t *testing.T) {
 	if gpu.used != 0 || !gpu.streamed[basesKey{&points[0], n}] {
 		t.Fatalf("bases not streamed: %d bytes resident", gpu.used)
 	}
+}
+
+// The device quotient agrees with HostQuotient on the CPU backend for
+// rows short of the domain (the zero padding), staged in chunks that do
+// not divide it; a failed evaluation is an InputError; a limit that does
+// not hold two vectors takes the host path and agrees too.
+func TestCUDAQuotientMatchesHost(t *testing.T) {
+	ctx := context.Background()
+	sizes := []int{10, 12}
+	gpu := openTest(t)
+	gpu.stage = 300
+	small := openTest(t, WithDeviceMemory(2*(1<<sizes[0])*scalarBytes-1))
+	for _, logN := range sizes {
+		n := 1 << logN
+		d := fft.NewDomain(uint64(n))
+		rows := n*3/4 + 5
+		fill, largest := randomABC(rows)
+		want, err := HostQuotient(ctx, &CPU{}, d, fill)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(path string, got []fr.Element) {
+			t.Helper()
+			if len(got) != n {
+				t.Fatalf("2^%d, %s: %d elements, want %d", logN, path, len(got), n)
+			}
+			for i := range want {
+				if !got[i].Equal(&want[i]) {
+					t.Fatalf("2^%d, %s: H differs from HostQuotient's at %d", logN, path, i)
+				}
+			}
+		}
+
+		*largest = 0
+		got, err := Quotient(ctx, gpu, d, fill)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("device", got)
+		if *largest > gpu.stage || !gpu.quotients[quotientPath{n, true}] || gpu.working != 0 {
+			t.Fatalf("2^%d: device path: largest chunk %d rows (stage %d), logged %v, %d bytes still working",
+				logN, *largest, gpu.stage, gpu.quotients, gpu.working)
+		}
+
+		bad := errors.New("no such row")
+		_, err = gpu.Quotient(ctx, d, func(which, lo int, dst []fr.Element) error {
+			if which == 1 {
+				return bad
+			}
+			return fill(which, lo, dst)
+		})
+		var in *InputError
+		if !errors.As(err, &in) || !errors.Is(err, bad) || gpu.working != 0 {
+			t.Fatalf("2^%d: failed fill: %v (%T), %d bytes still working", logN, err, err, gpu.working)
+		}
+
+		got, err = small.Quotient(ctx, d, fill)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("host path", got)
+		if !small.quotients[quotientPath{n, false}] || small.quotients[quotientPath{n, true}] {
+			t.Fatalf("2^%d: a limit short of two vectors: paths logged %v", logN, small.quotients)
+		}
+	}
+}
+
+// randomABC returns a Fill over random a, b, c of rows rows, zeros past
+// them, and where it records the most rows one call asked for.
+func randomABC(rows int) (Fill, *int) {
+	var abc [3][]fr.Element
+	for i := range abc {
+		abc[i] = make([]fr.Element, rows)
+		for j := range abc[i] {
+			abc[i][j].SetRandom()
+		}
+	}
+	largest := new(int)
+	return func(which, lo int, dst []fr.Element) error {
+		*largest = max(*largest, len(dst))
+		clear(dst)
+		if lo < rows {
+			copy(dst, abc[which][lo:])
+		}
+		return nil
+	}, largest
 }
 
 // randomMSM returns n random G1 points and scalars.

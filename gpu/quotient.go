@@ -60,8 +60,8 @@ func Quotient(ctx context.Context, dev Backend, d *fft.Domain, fill Fill) ([]fr.
 func HostQuotient(ctx context.Context, dev Backend, d *fft.Domain, fill Fill) ([]fr.Element, error) {
 	n := int(d.Cardinality)
 	toCoset := func(which int, v []fr.Element) error {
-		if err := fill(which, 0, v); err != nil {
-			return &InputError{fmt.Errorf("evaluate %c: %w", "abc"[which], err)}
+		if err := evaluate(fill, which, 0, v); err != nil {
+			return err
 		}
 		if err := dev.INTT(ctx, d, v, false); err != nil {
 			return err
@@ -94,6 +94,15 @@ func HostQuotient(ctx context.Context, dev Backend, d *fft.Domain, fill Fill) ([
 		return nil, err
 	}
 	return a, nil
+}
+
+// evaluate is fill with its error as an InputError naming the vector: a
+// failed evaluation says nothing of the device.
+func evaluate(fill Fill, which, lo int, dst []fr.Element) error {
+	if err := fill(which, lo, dst); err != nil {
+		return &InputError{fmt.Errorf("evaluate %c: %w", "abc"[which], err)}
+	}
+	return nil
 }
 
 // HostQuotientBytes is the host memory HostQuotient holds on a domain of
