@@ -166,7 +166,7 @@ func TestCCCommD(t *testing.T) {
 	if want := ccLevel(t, 6); s.Public.CommD != want {
 		t.Fatalf("2KiB CC comm_d %x, want %x", s.Public.CommD, want)
 	}
-	tr, err := buildSparse(merkle.SHA254Hasher{}, merkle.TreeDShape(), 1<<30, merkle.Node{}, nil, 1)
+	tr, err := BuildSparse(merkle.SHA254Hasher{}, merkle.TreeDShape(), 1<<30, merkle.Node{}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestSparseTreeMatchesBuild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sp, err := buildSparse(c.h, c.shape, c.leaves, filler, set, 3)
+		sp, err := BuildSparse(c.h, c.shape, c.leaves, filler, set, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,6 +246,73 @@ func TestSparseTreeMatchesBuild(t *testing.T) {
 				t.Fatalf("%s %s leaf %d: %v", c.h.Name(), c.shape, i, err)
 			}
 		}
+		// Node: each level's nodes hash to the next's, the leaves are the
+		// leaf list and the last level holds the base trees' roots.
+		arity := uint64(c.shape.Base)
+		for l, n := 0, c.leaves; l <= sp.height; l, n = l+1, n/arity {
+			for _, i := range []uint64{0, n / 2, n - 1} {
+				v, err := sp.Node(l, i)
+				if err != nil {
+					t.Fatalf("%s %s level %d node %d: %v", c.h.Name(), c.shape, l, i, err)
+				}
+				want := all[i]
+				if l > 0 {
+					kids := make([]merkle.Node, arity)
+					for k := range kids {
+						kids[k], _ = sp.Node(l-1, i*arity+uint64(k))
+					}
+					want, _ = c.h.Node(kids)
+				}
+				if v != want {
+					t.Fatalf("%s %s level %d node %d: %s, want %s", c.h.Name(), c.shape, l, i, v, want)
+				}
+			}
+			if _, err := sp.Node(l, n); err == nil {
+				t.Fatalf("%s %s level %d: node %d of %d given", c.h.Name(), c.shape, l, n, n)
+			}
+		}
+		if _, err := sp.Node(sp.height+1, 0); err == nil {
+			t.Fatalf("%s %s: a level above the base trees given", c.h.Name(), c.shape)
+		}
+	}
+}
+
+// A sparsely sealed sector opens tree R at every node (Sealed.ProveR):
+// the leaves it opens build, as a full tree, its comm_r_last, and each
+// opening is that tree's; a sector sealed in full does not.
+func TestSealSparseProveR(t *testing.T) {
+	s, err := SealSparse(context.Background(), TestParams(proofs.StackedDrg2KiBV1_1, testProver, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := proofs.Lookup(proofs.StackedDrg2KiBV1_1)
+	var opened []*merkle.Proof
+	leaves := make([]merkle.Node, info.Nodes)
+	for i := range leaves {
+		p, err := s.ProveR(uint64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaves[i] = p.Leaf
+		opened = append(opened, p)
+	}
+	full, err := merkle.Build(merkle.PoseidonHasher{}, treeShape(info.TreeR), leaves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if [32]byte(full.Root()) != s.CommRLast {
+		t.Fatalf("tree R over the opened leaves: root %s, comm_r_last %x", full.Root(), s.CommRLast)
+	}
+	for i, p := range opened {
+		if want, _ := full.Prove(uint64(i)); !reflect.DeepEqual(p, want) {
+			t.Fatalf("node %d: the sparse opening is not the full tree's", i)
+		}
+	}
+	if _, err := s.ProveR(info.Nodes); err == nil {
+		t.Fatalf("node %d of %d opened", info.Nodes, info.Nodes)
+	}
+	if _, err := mustSeal(t, proofs.StackedDrg2KiBV1_1, 3).ProveR(0); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("a fully sealed sector's tree R: %v, want ErrUnsupported", err)
 	}
 }
 

@@ -81,6 +81,24 @@ type Sealed struct {
 	C1 *c1.SealCommitPhase1Output
 	// Replica is the replica's nodes when SealParams.KeepReplica asked.
 	Replica []merkle.Node
+	// treeR is SealSparse's tree R, kept (a few nodes above each
+	// challenged one) so that the sector can be updated (ProveR).
+	treeR *SparseTree
+}
+
+// ProveR opens tree R (the replica) at any node, for an update of the
+// sector. A sparsely sealed sector can (SealSparse keeps its tree R); a
+// sector sealed in full keeps at most its replica (KeepReplica), which
+// merkle.Build makes into tree R.
+func (s *Sealed) ProveR(node uint64) (*merkle.Proof, error) {
+	if s.treeR == nil {
+		return nil, fmt.Errorf("sector %d: tree R: %w: only a sparsely sealed sector keeps it", s.Public.SectorID, ErrUnsupported)
+	}
+	p, err := s.treeR.Prove(node)
+	if err != nil {
+		return nil, fmt.Errorf("sector %d: tree R: %w", s.Public.SectorID, err)
+	}
+	return p, nil
 }
 
 // MaxSealNodes is the largest sector (in 32-byte nodes) Seal builds in

@@ -28,7 +28,8 @@ import (
 // real roots and every opening a real opening, so Verify and the C2
 // circuit accept the C1; only the labels of unopened (and parent) nodes
 // are not the sector's SDR labels, which nothing short of the replica
-// shows.
+// shows. The sector keeps its tree R, which Sealed.ProveR opens at any
+// node for an update.
 //
 // Synthetic-PoRep proofs are refused (their challenges depend on comm_r,
 // which depends on which nodes are challenged); p.CC and p.DataSeed are
@@ -49,7 +50,7 @@ func SealSparse(ctx context.Context, p SealParams) (*Sealed, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	n := info.Nodes
-	treeD, err := buildSparse(merkle.SHA254Hasher{}, merkle.TreeDShape(), n, merkle.Node{}, nil, workers)
+	treeD, err := BuildSparse(merkle.SHA254Hasher{}, merkle.TreeDShape(), n, merkle.Node{}, nil, workers)
 	if err != nil {
 		return nil, fail("tree D", err)
 	}
@@ -134,7 +135,7 @@ func SealSparse(ctx context.Context, p SealParams) (*Sealed, error) {
 	if err != nil {
 		return nil, fail("column hashes", err)
 	}
-	treeC, err := buildSparse(merkle.PoseidonHasher{}, shape, n, merkle.Node(fillerLeaf), cLeaves, workers)
+	treeC, err := BuildSparse(merkle.PoseidonHasher{}, shape, n, merkle.Node(fillerLeaf), cLeaves, workers)
 	if err != nil {
 		return nil, fail("tree C", err)
 	}
@@ -149,13 +150,18 @@ func SealSparse(ctx context.Context, p SealParams) (*Sealed, error) {
 		}
 		rLeaves[c] = merkle.Node(v)
 	}
-	treeR, err := buildSparse(merkle.PoseidonHasher{}, shape, n, merkle.Node{}, rLeaves, workers)
+	treeR, err := BuildSparse(merkle.PoseidonHasher{}, shape, n, merkle.Node{}, rLeaves, workers)
 	if err != nil {
 		return nil, fail("tree R", err)
 	}
-	return finish(ctx, p, info, g, replicaID, commD, [32]byte(treeC.Root()), [32]byte(treeR.Root()), &sparseView{
+	sealed, err := finish(ctx, p, info, g, replicaID, commD, [32]byte(treeC.Root()), [32]byte(treeR.Root()), &sparseView{
 		cols: cols, treeD: treeD, treeC: treeC, treeR: treeR,
 	})
+	if err != nil {
+		return nil, err
+	}
+	sealed.treeR = treeR
+	return sealed, nil
 }
 
 // fillerColumn returns the filler labels of an opened, unchallenged node.
@@ -176,7 +182,7 @@ func fillerColumn(replicaID *[32]byte, node uint64, layers int) [][32]byte {
 // sparseView reads a sparsely sealed sector.
 type sparseView struct {
 	cols                map[uint64][][32]byte
-	treeD, treeC, treeR *sparseTree
+	treeD, treeC, treeR *SparseTree
 }
 
 func (v *sparseView) column(node uint64) ([][32]byte, error) {

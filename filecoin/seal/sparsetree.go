@@ -9,13 +9,15 @@ import (
 	"github.com/c2flow/c2flow/filecoin/merkle"
 )
 
-// sparseTree is a complete Merkle tree of a given shape over n leaves in
+// SparseTree is a complete Merkle tree of a given shape over n leaves in
 // which every leaf not explicitly set holds one filler value. Only the
 // nodes above set leaves are stored; every other node of a base-tree level
 // equals the filler subtree's hash at that level. Its root and proofs are
 // those merkle.Build would give over the full leaf list, at a cost
-// proportional to the number of set leaves times the height.
-type sparseTree struct {
+// proportional to the number of set leaves times the height. SealSparse
+// builds its trees so; with no leaf set and a zero filler it is the tree D
+// of an all-zero sector, which the update package's zero update opens.
+type SparseTree struct {
 	h          merkle.Hasher
 	shape      merkle.Shape
 	leaves     uint64
@@ -33,9 +35,9 @@ type sparseTree struct {
 	root      merkle.Node
 }
 
-// buildSparse builds the tree; set maps leaf indices (< leaves) to their
-// values. workers goroutines hash each level.
-func buildSparse(h merkle.Hasher, shape merkle.Shape, leaves uint64, filler merkle.Node, set map[uint64]merkle.Node, workers int) (*sparseTree, error) {
+// BuildSparse builds the tree; set maps leaf indices (< leaves) to their
+// values, every other leaf is filler. workers goroutines hash each level.
+func BuildSparse(h merkle.Hasher, shape merkle.Shape, leaves uint64, filler merkle.Node, set map[uint64]merkle.Node, workers int) (*SparseTree, error) {
 	if err := shape.Validate(); err != nil {
 		return nil, err
 	}
@@ -43,7 +45,7 @@ func buildSparse(h merkle.Hasher, shape merkle.Shape, leaves uint64, filler merk
 	if leaves == 0 || leaves%nb != 0 {
 		return nil, fmt.Errorf("sparse %s tree of shape %s over %d leaves: not %d equal base trees: %w", h.Name(), shape, leaves, nb, merkle.ErrShape)
 	}
-	t := &sparseTree{h: h, shape: shape, leaves: leaves, baseLeaves: leaves / nb}
+	t := &SparseTree{h: h, shape: shape, leaves: leaves, baseLeaves: leaves / nb}
 	arity := uint64(shape.Base)
 	for n := t.baseLeaves; n > 1; n /= arity {
 		if n%arity != 0 {
@@ -109,7 +111,7 @@ func buildSparse(h merkle.Hasher, shape merkle.Shape, leaves uint64, filler merk
 }
 
 // node returns the value of node i at base-tree level l.
-func (t *sparseTree) node(l int, i uint64) merkle.Node {
+func (t *SparseTree) node(l int, i uint64) merkle.Node {
 	if v, ok := t.levels[l][i]; ok {
 		return v
 	}
@@ -117,7 +119,7 @@ func (t *sparseTree) node(l int, i uint64) merkle.Node {
 }
 
 // hashLevel computes the touched nodes of level l from level l-1.
-func (t *sparseTree) hashLevel(l, workers int) (map[uint64]merkle.Node, error) {
+func (t *SparseTree) hashLevel(l, workers int) (map[uint64]merkle.Node, error) {
 	arity := uint64(t.shape.Base)
 	seen := make(map[uint64]struct{}, len(t.levels[l-1]))
 	var parents []uint64
@@ -160,12 +162,29 @@ func (t *sparseTree) hashLevel(l, workers int) (map[uint64]merkle.Node, error) {
 	return out, nil
 }
 
+// Node returns node i of base-tree level l (0: the leaves; base tree b's
+// nodes at level l are numbered on from b times their count a base tree),
+// as the full tree holds it.
+func (t *SparseTree) Node(l int, i uint64) (merkle.Node, error) {
+	if l < 0 || l > t.height {
+		return merkle.Node{}, fmt.Errorf("node %d of level %d of a sparse tree of %d base-tree levels: no such level", i, l, t.height)
+	}
+	n := t.leaves
+	for range l {
+		n /= uint64(t.shape.Base)
+	}
+	if i >= n {
+		return merkle.Node{}, fmt.Errorf("node %d of level %d of a sparse tree: out of %d", i, l, n)
+	}
+	return t.node(l, i), nil
+}
+
 // Root returns the tree's root.
-func (t *sparseTree) Root() merkle.Node { return t.root }
+func (t *SparseTree) Root() merkle.Node { return t.root }
 
 // Prove returns leaf i's inclusion proof, in the form merkle.Tree.Prove
 // gives.
-func (t *sparseTree) Prove(i uint64) (*merkle.Proof, error) {
+func (t *SparseTree) Prove(i uint64) (*merkle.Proof, error) {
 	if i >= t.leaves {
 		return nil, fmt.Errorf("prove leaf %d of a %d-leaf sparse tree: out of range", i, t.leaves)
 	}
