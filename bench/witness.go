@@ -101,11 +101,21 @@ type WitnessReport struct {
 // Line is the report's last line: key=value pairs, as the partitions' log
 // lines are.
 func (r *WitnessReport) Line() string {
-	s := fmt.Sprintf("proof=%s partition=%d synth_ms=%d synth_peak_rss_bytes=%d packed_bytes=%d static_bytes=%d eval_ms=%d rows_ok=%v",
-		r.Proof, r.Partition, r.SynthTime.Milliseconds(), r.SynthPeakRSS, r.PackedBytes, r.StaticBytes, r.EvalTime.Milliseconds(), r.BadRow < 0 && r.StaticBytes > 0)
+	rows := "unchecked" // held, not checked
+	if r.StaticBytes > 0 {
+		rows = fmt.Sprint(r.BadRow < 0)
+	}
+	s := fmt.Sprintf("proof=%s partition=%d synth_ms=%d synth_peak_rss_bytes=%d packed_bytes=%d static_bytes=%d eval_ms=%d rows_ok=%s",
+		r.Proof, r.Partition, r.SynthTime.Milliseconds(), r.SynthPeakRSS, r.PackedBytes, r.StaticBytes, r.EvalTime.Milliseconds(), rows)
+	if r.BadRow >= 0 {
+		s += fmt.Sprintf(" bad_row=%d", r.BadRow)
+	}
 	s += fmt.Sprintf(" wires=%d zeros=%d ones=%d others=%d bit_share=%.4f dense_bytes=%d", r.Wires, r.Zeros, r.Ones, r.Others, r.bitShare(), r.DenseBytes)
 	if r.Held > 1 {
 		s += fmt.Sprintf(" held=%d held_bytes=%d held_peak_rss_bytes=%d", r.Held, r.HeldBytes, r.HeldPeakRSS)
+	}
+	if r.StaticBytes > 0 {
+		s += fmt.Sprintf(" record_ms=%d record_peak_rss_bytes=%d check_ms=%d", r.RecordTime.Milliseconds(), r.RecordPeakRSS, r.CheckTime.Milliseconds())
 	}
 	if r.SpillBytes > 0 {
 		s += fmt.Sprintf(" spill_bytes=%d spill_put_ms=%d spill_put_growth_bytes=%d spill_get_ms=%d spill_get_growth_bytes=%d",
@@ -196,8 +206,17 @@ func Witness(ctx context.Context, c WitnessCircuit, o WitnessOptions) (*WitnessR
 	if err := c.Blank(cnt); err != nil {
 		return nil, fmt.Errorf("%s: count: %w", c.Proof, err)
 	}
-	rec := r1cs.NewRecorder(cnt.Stats())
-	if err := c.Blank(rec); err != nil {
+	st := cnt.Stats()
+	// The system's arrays are live; the recording's garbage (its LCs)
+	// would let the heap grow to twice them before a collection: a soft
+	// limit of what is live plus 1 GiB keeps the peak to what a device
+	// host with GOMEMLIMIT (or a worker's --memory-budget) sees.
+	live := metrics.RSS() + packed.SystemBytes(st.Constraints+st.Inputs, st.ANNZ+st.BNNZ+st.CNNZ+st.Inputs)
+	prev := debug.SetMemoryLimit(live + 1<<30)
+	rec := r1cs.NewRecorder(st)
+	err = c.Blank(rec)
+	debug.SetMemoryLimit(prev)
+	if err != nil {
 		return nil, fmt.Errorf("%s: record: %w", c.Proof, err)
 	}
 	rec.AppendInputConstraints()

@@ -30,6 +30,7 @@ func runBenchWitness(ctx context.Context, args []string) error {
 	fs := cli.NewFlags("bench witness")
 	proof := fs.String("proof", "", "a Filecoin seal proof (StackedDrg32GiBV1_1): a sparse-sealed C1's partition (--c1 to read one instead)")
 	c1File := fs.String("c1", "", "with --proof: the C1 file (as `c2flow seal --proof P` writes one) instead of sealing here")
+	updateProof := fs.String("update-proof", "", "a Filecoin SnapDeals update proof (StackedDrg32GiBV1): a partition of a sparse-sealed committed-capacity sector updated with zero data")
 	postProof := fs.String("post-proof", "", "a Filecoin PoSt proof (StackedDrgWindow32GiBV1_2): a partition of --vproof's sector, padded to the partition's sector count")
 	vproof := fs.String("vproof", "", "with --post-proof: a sector's PoSt vanilla proof in bincode (curio's lib/proof/testgolden/post.vproof; testdata/curio/post.vproof here)")
 	postPub := fs.String("post-pub", "", "with --post-proof: its WindowPoStVerifyInfo JSON (curio's postpub.json; testdata/curio/postpub.json here)")
@@ -45,8 +46,8 @@ func runBenchWitness(ctx context.Context, args []string) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if btoi(given["proof"])+btoi(given["post-proof"]) != 1 {
-		return errors.New("bench witness: one of --proof and --post-proof")
+	if btoi(given["proof"])+btoi(given["update-proof"])+btoi(given["post-proof"]) != 1 {
+		return errors.New("bench witness: one of --proof, --update-proof and --post-proof")
 	}
 	log, err := lf.Logger()
 	if err != nil {
@@ -78,6 +79,10 @@ func runBenchWitness(ctx context.Context, args []string) error {
 			log.Info("sealed a sparse sector", "proof", info.Name, "seal_ms", time.Since(t0).Milliseconds())
 		}
 		if wc, err = bench.PoRepWitness(c); err != nil {
+			return err
+		}
+	case *updateProof != "":
+		if wc, err = bench.UpdateWitness(ctx, *updateProof); err != nil {
 			return err
 		}
 	default:
