@@ -343,7 +343,7 @@ func msmPacked[P, J any, PJ interface {
 func (p *Prover) g2MSM(w *packed.Vector) g2Result {
 	t0 := time.Now()
 	cfg := ecc.MultiExpConfig{NbTasks: runtime.NumCPU()}
-	buf := make([]fr.Element, min(p.chunk(), w.Len()))
+	buf := make([]fr.Element, min(p.chunk(), len(p.Keys.PK.G2.B)))
 	bs, err := msmPacked(w, 0, p.Keys.PK.InfinityB, p.Keys.PK.G2.B, buf, func(points []curve.G2Affine, scalars []fr.Element) (curve.G2Jac, error) {
 		var r curve.G2Jac
 		_, err := r.MultiExp(points, scalars, cfg)
