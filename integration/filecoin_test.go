@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -201,4 +202,57 @@ func TestKillWorkerInFilecoinDevicePhase(t *testing.T) {
 	if err := b.stop(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The split fleet with Filecoin: a synthesis-only host spills each
+// packed witness through S3, a device-only host loads, proves and
+// finalizes it; a Filecoin 2KiB sector and a test-scheme sector in one
+// batch both prove, every C2 verifies, and every spill and load logs its
+// size (spill_bytes=) on its partition's line.
+func TestFilecoinThroughSpill(t *testing.T) {
+	dir := filecoinDevParams(t)
+	s := newStack(t, "2KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	s.publishFilecoinDevParams(ctx, dir)
+	// Read once the workers have exited (their output copied whole).
+	var synthLog, deviceLog bytes.Buffer
+	ws := s.startWorkerCmd(s.temporal.Addr(), "synth", activities.Config{Roles: []string{activities.RoleWorkflow, activities.RoleSynth}, PartitionWorkers: 2, Spill: "s3"},
+		registry.Options{FilecoinParams: t.TempDir()}, "", s.s3.Config("c2flow"), nil, &synthLog)
+	wd := s.startWorkerCmd(s.temporal.Addr(), "device", activities.Config{Roles: []string{activities.RoleDevice}, Spill: "s3"},
+		registry.Options{FilecoinParams: t.TempDir()}, "", s.s3.Config("c2flow"), nil, &deviceLog)
+	fcRef, fcRaw := s.putFilecoinC1(51, nil)
+	ts := poreptest.Sector(t, "2KiB", 52).C1()
+	res := s.run(ctx, batch.Options{BatchID: "split-filecoin", Timeouts: faultTimeouts}, []job.SectorRef{fcRef, s.putC1(ts)})
+	for _, r := range res.Sectors {
+		if r.Status != job.StatusProved {
+			t.Fatalf("sector %d: %s %s", r.SectorID, r.Status, r.Error)
+		}
+		for _, p := range r.Partitions {
+			if p.Host != "synth" || p.DeviceHost != "device" {
+				t.Errorf("sector %d partition %d: synthesized on %q, proved on %q", r.SectorID, p.Partition, p.Host, p.DeviceHost)
+			}
+		}
+	}
+	s.verifyFilecoinStored(dir, fcRef, fcRaw)
+	if err := s.verifyStored(ts); err != nil {
+		t.Fatal(err)
+	}
+	wd.stop()
+	ws.stop()
+	for name, l := range map[string]*bytes.Buffer{"SPILL_END": &synthLog, "SPILL_LOAD": &deviceLog} {
+		n := 0
+		for _, line := range strings.Split(l.String(), "\n") {
+			if strings.Contains(line, "msg="+name) {
+				if !strings.Contains(line, " spill_bytes=") || strings.Contains(line, " spill_bytes=0 ") {
+					t.Errorf("%s without its size: %s", name, line)
+				}
+				n++
+			}
+		}
+		if n < 2 {
+			t.Errorf("%d %s lines, want one per partition (2)", n, name)
+		}
+	}
+	t.Logf("synth host %+v; device host %+v", ws.readStats().Host, wd.readStats().Host)
 }

@@ -38,6 +38,9 @@ type workerConfig struct {
 	Host     activities.Config `json:"host"`
 	Keys     registry.Options  `json:"keys"`    // where its schemes find their keys
 	Metrics  string            `json:"metrics"` // address of the Prometheus endpoint, if any
+	// InfoLog logs the host at info (its partitions' timing lines) for a
+	// test that reads its output; otherwise warn.
+	InfoLog bool `json:"info_log,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -62,6 +65,9 @@ func runWorker(cfgJSON string) int {
 	defer stop()
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg.Host.Log = quiet
+	if cfg.InfoLog {
+		cfg.Host.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
 	opts := client.Options{HostPort: cfg.Temporal, Logger: tlog.NewStructuredLogger(quiet)}
 	if cfg.Metrics != "" {
 		cfg.Host.Metrics = metrics.New()
@@ -235,7 +241,7 @@ func (s *stack) startWorkerCmd(temporal, id string, hc activities.Config, keys r
 	if len(hc.Profiles) == 0 {
 		hc.Profiles = []string{s.keys.Profile.Name}
 	}
-	b, _ := json.Marshal(workerConfig{Temporal: temporal, S3: s3c, Host: hc, Keys: keys, Metrics: metricsAddr})
+	b, _ := json.Marshal(workerConfig{Temporal: temporal, S3: s3c, Host: hc, Keys: keys, Metrics: metricsAddr, InfoLog: out != io.Writer(os.Stderr)})
 	argv := append(append([]string{}, prefix...), os.Args[0], "-test.run=^$")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), envWorker+"="+string(b))
