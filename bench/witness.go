@@ -33,6 +33,9 @@ type WitnessCircuit struct {
 	Counts r1cs.Counts
 	// Blank synthesizes the circuit with no values (Counter, Recorder).
 	Blank func(r1cs.System) error
+	// System, if set, records the prover's system otherwise than by
+	// recording Blank whole (a PoSt partition's: one sector's, repeated).
+	System func() (packed.Evaluator, error)
 	// Build synthesizes partition k's witness; Inputs are the public
 	// inputs it must have (without ONE; nil: not checked).
 	Build  func(k int) (func(*r1cs.Witness) error, error)
@@ -216,6 +219,33 @@ func Witness(ctx context.Context, c WitnessCircuit, o WitnessOptions) (*WitnessR
 	// The system: counted, then recorded into arrays sized exactly.
 	startPeak()
 	t0 := time.Now()
+	sys, err := recordSystem(c)
+	if err != nil {
+		return nil, err
+	}
+	r.RecordTime, r.StaticBytes, r.RecordPeakRSS = time.Since(t0), sys.Bytes(), metrics.PeakRSS()
+	o.Log.Info("system recorded", "proof", c.Proof, "record_ms", r.RecordTime.Milliseconds(), "static_bytes", r.StaticBytes, "peak_rss_bytes", r.RecordPeakRSS)
+
+	chunk := o.Chunk
+	if chunk <= 0 {
+		chunk = 1 << 22
+	}
+	rc, err := packed.CheckRows(sys, w, 0, sys.Rows(), chunk)
+	if err != nil {
+		return nil, err
+	}
+	r.EvalTime, r.CheckTime, r.BadRow = rc.Eval, rc.Check, rc.Bad
+	o.Log.Info("rows checked", "proof", c.Proof, "eval_ms", r.EvalTime.Milliseconds(), "check_ms", r.CheckTime.Milliseconds(), "bad_row", r.BadRow)
+	runtime.KeepAlive(sys)
+	return r, nil
+}
+
+// recordSystem is c's system: c.System's, else Blank counted, then
+// recorded into arrays sized exactly.
+func recordSystem(c WitnessCircuit) (packed.Evaluator, error) {
+	if c.System != nil {
+		return c.System()
+	}
 	cnt := r1cs.NewCounter()
 	if err := c.Blank(cnt); err != nil {
 		return nil, fmt.Errorf("%s: count: %w", c.Proof, err)
@@ -223,9 +253,9 @@ func Witness(ctx context.Context, c WitnessCircuit, o WitnessOptions) (*WitnessR
 	st := cnt.Stats()
 	// The system's arrays are live; the recording's garbage (its LCs)
 	// would let the heap grow to twice them before a collection.
-	restore = softLimit(packed.SystemBytes(st.Constraints+st.Inputs, st.ANNZ+st.BNNZ+st.CNNZ+st.Inputs) + 1<<30)
+	restore := softLimit(packed.SystemBytes(st.Constraints+st.Inputs, st.ANNZ+st.BNNZ+st.CNNZ+st.Inputs) + 1<<30)
 	rec := r1cs.NewRecorder(st)
-	err = c.Blank(rec)
+	err := c.Blank(rec)
 	restore()
 	if err != nil {
 		return nil, fmt.Errorf("%s: record: %w", c.Proof, err)
@@ -235,77 +265,7 @@ func Witness(ctx context.Context, c WitnessCircuit, o WitnessOptions) (*WitnessR
 	if err != nil {
 		return nil, fmt.Errorf("%s: record: %w", c.Proof, err)
 	}
-	r.RecordTime, r.StaticBytes, r.RecordPeakRSS = time.Since(t0), sys.Bytes(), metrics.PeakRSS()
-	o.Log.Info("system recorded", "proof", c.Proof, "record_ms", r.RecordTime.Milliseconds(), "static_bytes", r.StaticBytes, "peak_rss_bytes", r.RecordPeakRSS)
-
-	r.EvalTime, r.CheckTime, r.BadRow, err = checkRows(ctx, sys, w, o.Chunk)
-	if err != nil {
-		return nil, err
-	}
-	o.Log.Info("rows checked", "proof", c.Proof, "eval_ms", r.EvalTime.Milliseconds(), "check_ms", r.CheckTime.Milliseconds(), "bad_row", r.BadRow)
-	runtime.KeepAlive(sys)
-	return r, nil
-}
-
-// checkRows evaluates a, b and c of every row from w, chunk rows at a
-// time (three chunks in memory, never the dense vectors), and checks
-// a·b = c. It returns the evaluation's time, the check's, and the first
-// row that failed (-1: none).
-func checkRows(ctx context.Context, sys *packed.System, w *packed.Vector, chunk int) (eval, check time.Duration, bad int, err error) {
-	if chunk <= 0 {
-		chunk = 1 << 22
-	}
-	rows := sys.Rows()
-	size := min(chunk, rows)
-	abc := [3][]fr.Element{make([]fr.Element, size), make([]fr.Element, size), make([]fr.Element, size)}
-	bad = -1
-	for lo := 0; lo < rows; lo += size {
-		if err := ctx.Err(); err != nil {
-			return eval, check, bad, err
-		}
-		n := min(size, rows-lo)
-		t0 := time.Now()
-		for m := range abc {
-			if err := sys.Eval(m, w, lo, abc[m][:n]); err != nil {
-				return eval, check, bad, err
-			}
-		}
-		t1 := time.Now()
-		eval += t1.Sub(t0)
-		if b := firstBadRow(abc[0][:n], abc[1][:n], abc[2][:n]); b >= 0 && bad < 0 {
-			bad = lo + b
-		}
-		check += time.Since(t1)
-	}
-	return eval, check, bad, nil
-}
-
-// firstBadRow is the first i with a[i]·b[i] ≠ c[i], -1 if none, checked
-// on every core.
-func firstBadRow(a, b, c []fr.Element) int {
-	var mu sync.Mutex
-	bad := -1
-	n := len(a)
-	workers := runtime.GOMAXPROCS(0)
-	step := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += step {
-		wg.Go(func() {
-			var p fr.Element
-			for i := lo; i < min(lo+step, n); i++ {
-				if p.Mul(&a[i], &b[i]); p != c[i] {
-					mu.Lock()
-					if bad < 0 || i < bad {
-						bad = i
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return bad
+	return sys, nil
 }
 
 // hold synthesizes o.Hold partitions in all (the first is w), two at a

@@ -10,6 +10,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // countBlank counts a blank circuit: its sizes with bellperson's
@@ -83,6 +84,7 @@ func PoStWitness(proof string, vproof []byte, pub *post.VerifyInfo) (WitnessCirc
 		Proof:      info.Name,
 		Partitions: 1,
 		Blank:      func(cs r1cs.System) error { return circuit.SynthesizePoSt(cs, s, nil) },
+		System:     func() (packed.Evaluator, error) { return circuit.PoStSystem(s) },
 		Build: func(int) (func(*r1cs.Witness) error, error) {
 			return func(wit *r1cs.Witness) error { return circuit.SynthesizePoSt(wit, s, w) }, nil
 		},

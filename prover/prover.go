@@ -46,7 +46,7 @@ type Keys struct {
 	PK       *groth16bls.ProvingKey
 	VK       *groth16bls.VerifyingKey
 	NbPublic int
-	System   *packed.System
+	System   packed.Evaluator
 	// Digest names the keys in logs and errors (a prefix of their digest).
 	Digest string
 }
@@ -54,7 +54,7 @@ type Keys struct {
 // SystemBytes is the memory the recorded constraint system holds: a host
 // counts it beside the keys' points, once per circuit.
 func (k *Keys) SystemBytes() int64 {
-	if k == nil {
+	if k == nil || k.System == nil {
 		return 0
 	}
 	return k.System.Bytes()

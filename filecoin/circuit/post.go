@@ -10,6 +10,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/merkle"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // This file ports storage-proofs-post's FallbackPoStCircuit
@@ -237,4 +238,28 @@ func CountPoSt(s PoStShape) (PoStCounts, error) {
 	}
 	st := cs.Stats()
 	return PoStCounts{Inputs: 1 + s.Sectors*(st.Inputs-1), Aux: s.Sectors * st.Aux, Constraints: s.Sectors * st.Constraints}, nil
+}
+
+// PoStSystem is the prover's constraint system of s, per-input
+// constraints included, as one sector's circuit repeated: a partition is
+// Sectors copies of it and nothing else (circuit.rs synthesize_default),
+// each sector's inputs (comm_r, one packed path a challenge) and aux
+// allocated in turn. One sector is recorded; a 32GiB window partition's
+// system is 2349 times smaller than the partition's recorded whole
+// (about 3.6 MB, not 8.4 GB).
+func PoStSystem(s PoStShape) (*packed.Repeated, error) {
+	one := s
+	one.Sectors = 1
+	sh := r1cs.NewShape()
+	if err := SynthesizePoSt(sh, one, nil); err != nil {
+		return nil, err
+	}
+	if err := sh.Err(); err != nil {
+		return nil, fmt.Errorf("circuit: PoSt system %v: %w", s, err)
+	}
+	block, err := sh.System()
+	if err != nil {
+		return nil, fmt.Errorf("circuit: PoSt system %v: %w", s, err)
+	}
+	return packed.NewRepeated(block, s.Sectors, sh.NumInputs-1, true)
 }

@@ -49,13 +49,13 @@ func Prove(tb testing.TB, pr *prover.Prover, partition string, wb *r1cs.Witness)
 
 // SameABC checks that a, b, c evaluated from the packed assignment w by
 // sys equal the witness builder's (ABC) element for element.
-func SameABC(tb testing.TB, sys *packed.System, w *packed.Vector, wb *r1cs.Witness) {
+func SameABC(tb testing.TB, sys packed.Evaluator, w *packed.Vector, wb *r1cs.Witness) {
 	tb.Helper()
 	if len(wb.A) != sys.Rows() {
 		tb.Fatalf("the witness has %d constraints, the system %d rows", len(wb.A), sys.Rows())
 	}
 	for m, want := range [][]fr.Element{wb.A, wb.B, wb.C} {
-		if r, err := sys.FirstDiff(m, w, want); err != nil || r >= 0 {
+		if r, err := packed.FirstDiff(sys, m, w, want); err != nil || r >= 0 {
 			tb.Fatalf("%c of row %d evaluated from the packed assignment differs from the witness builder's (%v)", "abc"[m], r, err)
 		}
 	}

@@ -163,7 +163,7 @@ func proveSplit(t testing.TB, ccs *csbls.R1CS, pk *groth16bls.ProvingKey, vk *gr
 	}
 	wires := packed.Pack(append(append([]fr.Element(nil), w.Inputs...), w.Aux...))
 	for m, want := range [][]fr.Element{w.A, w.B, w.C} {
-		if r, err := sys.FirstDiff(m, wires, want); err != nil || r >= 0 {
+		if r, err := packed.FirstDiff(sys, m, wires, want); err != nil || r >= 0 {
 			t.Fatalf("%c of row %d from gnark's R1CS and the packed assignment differs from the witness builder's (%v)", "abc"[m], r, err)
 		}
 	}

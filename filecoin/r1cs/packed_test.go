@@ -79,8 +79,8 @@ func TestPackedEvaluationMatchesDense(t *testing.T) {
 				}
 			}
 		}
-		if r, err := sys.CheckRows(w, 0, sys.Rows(), 7); err != nil || r != -1 {
-			t.Fatalf("%s: row check: %d, %v", name, r, err)
+		if rc, err := packed.CheckRows(sys, w, 0, sys.Rows(), 7); err != nil || rc.Bad != -1 {
+			t.Fatalf("%s: row check: %d, %v", name, rc.Bad, err)
 		}
 	}
 }

@@ -37,7 +37,7 @@ func (*Scheme) WriteInfo(w io.Writer, proof string) error {
 	if err := cnt.Err(); err != nil {
 		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
 	}
-	return writeCounts(w, cnt.Stats(), time.Since(t0), func(tw io.Writer) {
+	return writeCounts(w, cnt.Stats(), 0, time.Since(t0), func(tw io.Writer) {
 		fmt.Fprintf(tw, "proof\t%s (id %d, api %v)\n", info.Name, info.ID(), info.APIVersion)
 		fmt.Fprintf(tw, "sector\t%s, %d nodes, %d layers, tree R/C %s\n", units.Bytes(info.SectorSize), info.Nodes, info.Layers, info.TreeR)
 		fmt.Fprintf(tw, "partitions\t%d x %d challenges\n", info.Partitions, info.ChallengesPerPartition)
@@ -65,7 +65,7 @@ func WriteUpdateInfo(w io.Writer, proof string) error {
 	if err := cnt.Err(); err != nil {
 		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
 	}
-	return writeCounts(w, cnt.Stats(), time.Since(t0), func(tw io.Writer) {
+	return writeCounts(w, cnt.Stats(), 0, time.Since(t0), func(tw io.Writer) {
 		fmt.Fprintf(tw, "update proof\t%s (id %d, api %v)\n", info.Name, int64(info.Proof), info.APIVersion)
 		fmt.Fprintf(tw, "sector\t%s, %d nodes, tree R %d-%d-%d\n", units.Bytes(info.SectorSize), s.SectorNodes, s.Tree.Base, s.Tree.Sub, s.Tree.Top)
 		fmt.Fprintf(tw, "partitions\t%d x %d challenges, h in %v (default %d), %d apex leaves\n", s.Partitions(), s.Challenges(), s.Hs(), s.HDefault(), s.ApexLeaves())
@@ -102,7 +102,7 @@ func WritePoStInfo(w io.Writer, proof string) error {
 	if st.BInputDensity == 0 {
 		all.BInputDensity = 0
 	}
-	return writeCounts(w, all, time.Since(t0), func(tw io.Writer) {
+	return writeCounts(w, all, packed.SystemBytes(st.Constraints, st.ANNZ+st.BNNZ+st.CNNZ), time.Since(t0), func(tw io.Writer) {
 		fmt.Fprintf(tw, "PoSt proof\t%s (%v, id %d)\n", info.Name, info.Type, int64(info.Proof))
 		fmt.Fprintf(tw, "sector\t%s, %d nodes, tree R %s\n", units.Bytes(info.SectorSize), info.Nodes, s.Tree)
 		fmt.Fprintf(tw, "partition\t%d sectors x %d challenges (one sector counted, times %d)\n", s.Sectors, s.Challenges, s.Sectors)
@@ -114,9 +114,9 @@ func WritePoStInfo(w io.Writer, proof string) error {
 // bellperson's per-input constraints; inputs= with ONE; aux=; a_nnz=
 // b_nnz= c_nnz= nonzeros without the per-input constraints), then what a
 // partition holds: its witness packed (at most) beside what it was dense,
-// the recorded system a device host keeps per circuit, and one device
-// phase's NTT vectors.
-func writeCounts(w io.Writer, st r1cs.Stats, took time.Duration, head func(io.Writer)) error {
+// the recorded system a device host keeps per circuit (sys bytes, 0: the
+// whole circuit's), and one device phase's NTT vectors.
+func writeCounts(w io.Writer, st r1cs.Stats, sys int64, took time.Duration, head func(io.Writer)) error {
 	// bellperson's prover appends input_i · 0 = 0 per input: a, b and c
 	// have one entry per synthesized constraint and per input.
 	rows := uint64(st.Constraints) + uint64(st.Inputs)
@@ -139,8 +139,13 @@ func writeCounts(w io.Writer, st r1cs.Stats, took time.Duration, head func(io.Wr
 	packedMax := packed.MaxBytes(wires)
 	fmt.Fprintf(w, "witness per partition: packed at most %d B (%s; every value a field element, the worst case: a 0 or 1 takes 2 bits), dense W, a, b, c %d B (%s), not held: a, b, c are evaluated at the device\n",
 		packedMax, units.Bytes(uint64(packedMax)), abc+assignment, units.Bytes(abc+assignment))
-	sys := packed.SystemBytes(int(rows), st.ANNZ+st.BNNZ+st.CNNZ+st.Inputs)
-	fmt.Fprintf(w, "recorded system (a device host, once per circuit): %d B (%s: 4 B a row and matrix, 6 B a nonzero)\n", sys, units.Bytes(uint64(sys)))
+	how := "4 B a row and matrix, 6 B a nonzero"
+	if sys == 0 {
+		sys = packed.SystemBytes(int(rows), st.ANNZ+st.BNNZ+st.CNNZ+st.Inputs)
+	} else {
+		how = "one sector's, repeated"
+	}
+	fmt.Fprintf(w, "recorded system (a device host, once per circuit): %d B (%s: %s)\n", sys, units.Bytes(uint64(sys)), how)
 	lane := gpu.HostQuotientBytes(1 << domain)
 	_, err := fmt.Fprintf(w, "device phase (one lane, NTTs on the host): %d B (%s: two vectors of 2^%d)\n", lane, units.Bytes(uint64(lane)), domain)
 	return err

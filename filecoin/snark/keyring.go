@@ -201,7 +201,7 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 	k.digest = digest
 	// The system the device phase evaluates a, b, c with, kept for as
 	// long as the circuit is (the shape is not).
-	sys, err := shape.System()
+	sys, err := sp.systemOf(shape)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s circuit: %w", sp.name, err))
 	}
@@ -234,7 +234,7 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 	k.prover.EarlyG2 = r.params.EarlyG2
 	log.Info("Filecoin parameters loaded", "params", filepath.Base(loc.Params), "constraints", k.counts.Constraints,
 		"inputs", k.counts.Inputs, "aux", k.counts.Aux, "shape", digest[:16], "digests_s", tSums.Seconds(),
-		"shape_s", tShape.Seconds(), "read_s", time.Since(t1).Seconds(), "checked_against_parameters_json", loc.wantVK != "")
+		"shape_s", tShape.Seconds(), "system_bytes", sys.Bytes(), "read_s", time.Since(t1).Seconds(), "checked_against_parameters_json", loc.wantVK != "")
 	return k, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/prover/packed"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -78,6 +79,7 @@ func postSpec(info proofs.PoStProofInfo) (*spec, error) {
 		published: strings.TrimSuffix(params, ".params"),
 		shapeName: "post-" + info.Name,
 		record:    func() (*r1cs.Shape, error) { return recordPoStShape(s) },
+		system:    func() (packed.Evaluator, error) { return circuit.PoStSystem(s) },
 		known:     Counts{Inputs: c.Inputs, Aux: c.Aux, Constraints: c.Constraints + c.Inputs}, knownOK: true,
 	}, nil
 }

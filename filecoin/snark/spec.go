@@ -8,6 +8,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/filecoin/update"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // spec is what the parameter machinery (locate, load, the development
@@ -29,6 +30,9 @@ type spec struct {
 	// shapeName names the recorded circuit in the shape cache.
 	shapeName string
 	record    func() (*r1cs.Shape, error)
+	// system, if set, makes the prover's constraint system otherwise than
+	// from the recorded shape (a PoSt partition's: one sector's, repeated).
+	system func() (packed.Evaluator, error)
 	// known are the counts the budget reserves by (ok false: unknown).
 	known   Counts
 	knownOK bool
@@ -68,6 +72,15 @@ func updateSpec(info proofs.UpdateProofInfo) (*spec, error) {
 		record:    func() (*r1cs.Shape, error) { return recordUpdateShape(s) },
 		known:     known, knownOK: ok,
 	}, nil
+}
+
+// systemOf is the prover's constraint system of sp's circuit, whose shape
+// is recorded: sp.system's where it has one, else the shape's.
+func (sp *spec) systemOf(shape *r1cs.Shape) (packed.Evaluator, error) {
+	if sp.system != nil {
+		return sp.system()
+	}
+	return shape.System()
 }
 
 // specOf is the circuit of a seal proof's, an update profile's or a PoSt

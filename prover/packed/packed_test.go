@@ -311,11 +311,82 @@ func TestCheckRowsFindsTheBrokenRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := s.CheckRows(Pack(xs), 0, pairs, 777); err != nil || r != -1 {
-		t.Fatalf("a satisfying assignment: row %d, %v", r, err)
+	if rc, err := CheckRows(s, Pack(xs), 0, pairs, 777); err != nil || rc.Bad != -1 {
+		t.Fatalf("a satisfying assignment: row %d, %v", rc.Bad, err)
 	}
 	xs[2+2*4321].SetUint64(7)
-	if r, err := s.CheckRows(Pack(xs), 0, pairs, 777); err != nil || r != 4321 {
-		t.Fatalf("broken row 4321 reported as %d, %v", r, err)
+	if rc, err := CheckRows(s, Pack(xs), 0, pairs, 777); err != nil || rc.Bad != 4321 {
+		t.Fatalf("broken row 4321 reported as %d, %v", rc.Bad, err)
+	}
+}
+
+// A Repeated system evaluates as the system its copies make when
+// recorded whole: copy j's inputs and aux moved to copy j's, then the
+// per-input rows.
+func TestRepeatedMatchesWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const copies, blockIn, blockAux, blockRows = 5, 3, 40, 300
+	block, dense := randomSystem(t, rng, 1+blockIn+blockAux, blockRows, 30)
+	rep, err := NewRepeated(block, copies, blockIn, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := 1 + copies*blockIn
+	wires := inputs + copies*blockAux
+	if rep.Wires() != wires || rep.Rows() != copies*blockRows+inputs {
+		t.Fatalf("%d wires, %d rows", rep.Wires(), rep.Rows())
+	}
+	col := func(j, c int) int {
+		switch {
+		case c == 0:
+			return 0
+		case c <= blockIn:
+			return c + j*blockIn
+		}
+		return inputs + j*blockAux + c - 1 - blockIn
+	}
+	b := NewSystemBuilder(wires, Sizes{})
+	var row []Entry
+	for j := range copies {
+		for r := range blockRows {
+			for m := A; m <= C; m++ {
+				row = row[:0]
+				for _, term := range dense[m][r] {
+					row = append(row, Entry{Col: uint32(col(j, term.col)), Coeff: b.Coeff(&term.c)})
+				}
+				b.AppendRow(m, row)
+			}
+		}
+	}
+	one := fr.One()
+	for i := range inputs {
+		b.AppendRow(A, []Entry{{Col: uint32(i), Coeff: b.Coeff(&one)}})
+		b.AppendRow(B, nil)
+		b.AppendRow(C, nil)
+	}
+	whole, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Pack(randomValues(rng, wires, 0.3))
+	for m := A; m <= C; m++ {
+		for _, lo := range []int{0, blockRows - 7, 2*blockRows + 11, rep.Rows() - 5} {
+			n := min(rep.Rows()-lo+9, 2*blockRows+3) // across copies and past the end
+			got, want := make([]fr.Element, n), make([]fr.Element, n)
+			if err := rep.Eval(m, w, lo, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := whole.Eval(m, w, lo, want); err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("matrix %d row %d: the repeated system differs from the whole", m, lo+i)
+				}
+			}
+		}
+	}
+	if rep.Bytes() >= whole.Bytes() {
+		t.Fatalf("the repeated system holds %d bytes, the whole %d", rep.Bytes(), whole.Bytes())
 	}
 }

@@ -2,8 +2,8 @@ package packed
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
-	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -214,8 +214,8 @@ func (s *System) Eval(m int, w *Vector, lo int, dst []fr.Element) error {
 	if w.Len() != s.wires {
 		return fmt.Errorf("packed system: an assignment of %d wires, the system has %d", w.Len(), s.wires)
 	}
-	if m < A || m > C || lo < 0 {
-		return fmt.Errorf("packed system: matrix %d from row %d", m, lo)
+	if err := checkEval(m, lo); err != nil {
+		return err
 	}
 	hi := min(lo+len(dst), s.rows)
 	if hi < lo+len(dst) {
@@ -224,24 +224,55 @@ func (s *System) Eval(m int, w *Vector, lo int, dst []fr.Element) error {
 	if hi <= lo {
 		return nil
 	}
-	mt := &s.m[m]
-	parallel.Ranges(hi-lo, minRows, func(a, b int) {
-		if mt.coeff32 != nil {
-			evalRows(s, mt, mt.coeff32, w, lo+a, dst[a:b])
-		} else {
-			evalRows(s, mt, mt.coeff16, w, lo+a, dst[a:b])
-		}
-	})
+	parallel.Ranges(hi-lo, minRows, func(a, b int) { s.evalRange(m, w, lo+a, dst[a:b], sameColumns) })
 	return nil
 }
 
-func evalRows[T uint16 | uint32](s *System, mt *Matrix, coeff []T, w *Vector, lo int, dst []fr.Element) {
+func checkEval(m, lo int) error {
+	if m < A || m > C || lo < 0 {
+		return fmt.Errorf("packed system: matrix %d from row %d", m, lo)
+	}
+	return nil
+}
+
+// columnMap moves the system's columns onto an assignment's: ONE stays,
+// columns 1 to inLimit move by inShift, the others by auxShift (a copy of
+// a Repeated block); sameColumns moves none.
+type columnMap struct{ inLimit, inShift, auxShift uint32 }
+
+var sameColumns = columnMap{inLimit: math.MaxUint32}
+
+func (c columnMap) of(i uint32) uint32 {
+	switch {
+	case i == 0:
+		return 0
+	case i <= c.inLimit:
+		return i + c.inShift
+	}
+	return i + c.auxShift
+}
+
+// evalRange evaluates rows [lo, lo+len(dst)) of matrix m, its columns
+// moved by cols, on one goroutine.
+func (s *System) evalRange(m int, w *Vector, lo int, dst []fr.Element, cols columnMap) {
+	mt := &s.m[m]
+	if mt.coeff32 != nil {
+		evalRows(s, mt, mt.coeff32, w, lo, dst, cols)
+	} else {
+		evalRows(s, mt, mt.coeff16, w, lo, dst, cols)
+	}
+}
+
+func evalRows[T uint16 | uint32](s *System, mt *Matrix, coeff []T, w *Vector, lo int, dst []fr.Element, cols columnMap) {
 	words, others, rank := w.words, w.others, w.rank
 	for j := range dst {
 		r := lo + j
 		var acc, t fr.Element
 		for k := mt.start[r]; k < mt.start[r+1]; k++ {
 			i := mt.col[k]
+			if cols != sameColumns {
+				i = cols.of(i)
+			}
 			b := (i >> 6) << 1
 			bit := uint64(1) << (i & 63)
 			if words[b]&bit == 0 {
@@ -273,60 +304,6 @@ func evalRows[T uint16 | uint32](s *System, mt *Matrix, coeff []T, w *Vector, lo
 		}
 		dst[j] = acc
 	}
-}
-
-// FirstDiff evaluates matrix m on w over the rows of want and returns the
-// first row whose value differs from want's, -1 if none: a, b, c made
-// from a packed assignment checked against a dense builder's.
-func (s *System) FirstDiff(m int, w *Vector, want []fr.Element) (int, error) {
-	got := make([]fr.Element, len(want))
-	if err := s.Eval(m, w, 0, got); err != nil {
-		return -1, err
-	}
-	for r := range want {
-		if got[r] != want[r] {
-			return r, nil
-		}
-	}
-	return -1, nil
-}
-
-// CheckRows evaluates rows [lo, hi) of A, B and C on w, chunk rows at a
-// time (the memory used is three chunks), and returns the first row
-// whose a·b differs from c, or -1.
-func (s *System) CheckRows(w *Vector, lo, hi, chunk int) (int, error) {
-	hi = min(hi, s.rows)
-	size := min(max(chunk, 1), max(hi-lo, 0))
-	bufs := [3][]fr.Element{make([]fr.Element, size), make([]fr.Element, size), make([]fr.Element, size)}
-	for at := lo; at < hi; at += size {
-		n := min(size, hi-at)
-		a, b, c := bufs[A][:n], bufs[B][:n], bufs[C][:n]
-		for m, dst := range [][]fr.Element{a, b, c} {
-			if err := s.Eval(m, w, at, dst); err != nil {
-				return -1, err
-			}
-		}
-		bad := -1
-		var mu sync.Mutex
-		parallel.Ranges(n, minRows, func(x, y int) {
-			var p fr.Element
-			for r := x; r < y; r++ {
-				p.Mul(&a[r], &b[r])
-				if p != c[r] {
-					mu.Lock()
-					if bad < 0 || r < bad {
-						bad = r
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		})
-		if bad >= 0 {
-			return at + bad, nil
-		}
-	}
-	return -1, nil
 }
 
 func popcountBelow(w uint64, i uint32) int { return bits.OnesCount64(w & (uint64(1)<<i - 1)) }

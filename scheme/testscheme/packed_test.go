@@ -10,6 +10,7 @@ import (
 	"github.com/consensys/gnark/frontend"
 
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/prover/packed"
 	"github.com/c2flow/c2flow/scheme/testscheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 	"github.com/c2flow/c2flow/scheme/testscheme/porep/circuit"
@@ -58,7 +59,7 @@ func packedMatchesGnark(t *testing.T, profile string) {
 			}
 		}
 		for m, want := range [][]fr.Element{dense.A, dense.B, dense.C} {
-			if r, err := sys.FirstDiff(m, sol.W, want); err != nil || r >= 0 {
+			if r, err := packed.FirstDiff(sys, m, sol.W, want); err != nil || r >= 0 {
 				t.Fatalf("partition %d: %c of row %d differs from gnark's solution (%v)", k, "abc"[m], r, err)
 			}
 		}
