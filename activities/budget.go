@@ -42,6 +42,9 @@ type Budget struct {
 	// loaded circuit's phase expands to. lanes × lane is held.
 	lanes   int
 	lane    int64
+	// laneOnDevice: the host's devices compute the quotient themselves
+	// (CircuitBytes.LaneOnDevice is a lane's).
+	laneOnDevice bool
 	waiting int64 // units asked by syntheses waiting in Acquire
 	// reserved counts slots reserved by the poller (running or polling);
 	// sized those whose synthesis called Acquire and has not yet held or
@@ -156,21 +159,24 @@ func (b *Budget) staticLocked() int64 {
 	return 0
 }
 
-// SetLanes says how many device phases may run at once on this host: each
-// holds one expansion (HoldCircuit's lane bytes) beside the witnesses.
-func (b *Budget) SetLanes(n int) {
+// SetLanes says how many device phases may run at once on this host, each
+// holding one expansion (HoldCircuit's lane bytes) beside the witnesses,
+// and whether its devices compute the quotient themselves (the smaller
+// expansion).
+func (b *Budget) SetLanes(n int, onDevice bool) {
 	b.mu.Lock()
-	b.lanes = n
+	b.lanes, b.laneOnDevice = n, onDevice
 	b.mu.Unlock()
 }
 
 // CircuitBytes is what a host holds for a circuit it proves, from the
 // first partition on: its proving key's points and recorded constraint
-// system, and the memory one device phase of it expands to (Lane: NTT
-// vectors and scalars, counted once per device lane, the largest of the
-// circuits loaded).
+// system, and the memory one device phase of it expands to on the host
+// (Lane: NTT vectors and scalars where the host computes the quotient,
+// LaneOnDevice where the device does; counted once per device lane, the
+// largest of the circuits loaded).
 type CircuitBytes struct {
-	Keys, System, Lane int64
+	Keys, System, Lane, LaneOnDevice int64
 }
 
 // HoldCircuit counts what a circuit loaded on this host holds: a byte
@@ -182,7 +188,11 @@ func (b *Budget) HoldCircuit(name string, c CircuitBytes) error {
 	defer b.mu.Unlock()
 	b.keys += c.Keys
 	b.systems += c.System
-	b.lane = max(b.lane, c.Lane)
+	lane := c.Lane
+	if b.laneOnDevice {
+		lane = c.LaneOnDevice
+	}
+	b.lane = max(b.lane, lane)
 	if held := b.staticLocked(); b.bytes && held+b.floor > b.max {
 		return fmt.Errorf("the circuits loaded on this host (%s: keys %d, system %d, a device phase %d bytes; %d in all: keys %d, systems %d, %d device lanes × %d) leave less than one partition (%d bytes) of the memory budget of %d bytes",
 			name, c.Keys, c.System, c.Lane, held, b.keys, b.systems, b.lanes, b.lane, b.floor, b.max)

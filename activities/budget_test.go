@@ -159,7 +159,7 @@ func TestByteBudgetHoldsCircuits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.SetLanes(2)
+	b.SetLanes(2, false)
 	if err := b.HoldCircuit("32GiB-sized", CircuitBytes{Keys: 2 * gb, System: gb, Lane: gb / 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +187,16 @@ func TestByteBudgetHoldsCircuits(t *testing.T) {
 	}
 	if err := b.HoldCircuit("another", CircuitBytes{Keys: 6 * gb}); err == nil {
 		t.Fatal("a circuit leaving no room for a partition was accepted")
+	}
+
+	// A host whose devices compute the quotient holds the smaller lane.
+	db, err := NewByteBudget(10*gb, gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetLanes(2, true)
+	if err := db.HoldCircuit("32GiB-sized", CircuitBytes{Lane: 3 * gb, LaneOnDevice: gb}); err != nil || db.Stats().ExpansionBytes != 2*gb {
+		t.Fatalf("lanes on the device: %v, %+v", err, db.Stats())
 	}
 
 	pb, err := NewBudget(2)

@@ -46,7 +46,7 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 		return Deps{}, err
 	}
 	if cfg.has(RoleProve) || cfg.has(RoleDevice) {
-		budget.SetLanes(slots.Lanes()) // a synthesis-only host runs no device phase
+		budget.SetLanes(slots.Lanes(), slots.QuotientOnDevice()) // a synthesis-only host runs no device phase
 	}
 	pp := &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize,
 		Circuits: budget}

@@ -60,7 +60,7 @@ func (p *ProverPhases) countKeys(proof string, c scheme.Circuit) error {
 		p.counted = map[*prover.Keys]bool{}
 	}
 	p.counted[k] = true
-	return p.Circuits.HoldCircuit(proof, CircuitBytes{Keys: k.Bytes(), System: k.SystemBytes(), Lane: pr.LaneBytes()})
+	return p.Circuits.HoldCircuit(proof, CircuitBytes{Keys: k.Bytes(), System: k.SystemBytes(), Lane: pr.LaneBytes(false), LaneOnDevice: pr.LaneBytes(true)})
 }
 
 var _ Phases = (*ProverPhases)(nil)

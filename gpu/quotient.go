@@ -108,3 +108,21 @@ func evaluate(fill Fill, which, lo int, dst []fr.Element) error {
 // HostQuotientBytes is the host memory HostQuotient holds on a domain of
 // n: two vectors.
 func HostQuotientBytes(n uint64) int64 { return 2 * int64(n) * fr.Bytes }
+
+// DeviceQuotientHostBytes is the host memory a Quotienter's quotient holds
+// on a domain of n: H coming back, and a staging chunk (at most 2^20
+// elements). A device that falls back to the host quotient (its two
+// vectors do not fit its memory limit, logged) holds HostQuotientBytes.
+func DeviceQuotientHostBytes(n uint64) int64 { return (int64(n) + min(int64(n), 1<<20)) * fr.Bytes }
+
+// QuotientOnDevice reports whether every device of s computes the
+// quotient itself (a Quotienter): its device phases hold less host
+// memory.
+func (s *Slots) QuotientOnDevice() bool {
+	for _, d := range s.all {
+		if _, ok := d.(Quotienter); !ok {
+			return false
+		}
+	}
+	return len(s.all) > 0
+}

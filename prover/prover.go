@@ -101,15 +101,19 @@ func (p *Prover) chunk() int {
 }
 
 // LaneBytes is the host memory one device phase of this circuit holds
-// beyond the packed assignment, when the host computes the quotient
-// (gpu.HostQuotient: two domain-sized vectors, the second freed before
-// the MSMs, the first become H) and expands the MSMs' scalars (a chunk,
-// and the early G2 MSM's own): what a device lane reserves.
-func (p *Prover) LaneBytes() int64 {
+// beyond the packed assignment: the quotient's (on the host,
+// gpu.HostQuotient: two domain-sized vectors, the second freed before
+// the MSMs, the first become H; on a device that computes it, a
+// gpu.Quotienter: H alone and a staging chunk) and the MSMs' scalars (a
+// chunk, and the early G2 MSM's own): what a device lane reserves.
+func (p *Prover) LaneBytes(onDevice bool) int64 {
 	n := p.Keys.PK.Domain.Cardinality
 	chunk := int64(min(p.chunk(), p.Keys.Wires())) * fr.Bytes
 	if p.EarlyG2 {
 		chunk *= 2
+	}
+	if onDevice {
+		return gpu.DeviceQuotientHostBytes(n) + chunk
 	}
 	return gpu.HostQuotientBytes(n) + chunk
 }
