@@ -49,7 +49,7 @@ func ProverDeps(ctx context.Context, store *storage.Store, cfg Config) (Deps, er
 		budget.SetLanes(slots.Lanes(), slots.QuotientOnDevice()) // a synthesis-only host runs no device phase
 	}
 	pp := &ProverPhases{Artifacts: store, Schemes: schemes, Log: cfg.Log, FaultyFinalize: cfg.Hooks != nil && cfg.Hooks.FaultyFinalize,
-		Circuits: budget}
+		Circuits: budget, SynthesisOnly: cfg.has(RoleSynth) && !cfg.has(RoleDevice) && !cfg.has(RoleProve)}
 	// Proving keys load on first use, counted in the budget then (a host
 	// serving 2KiB and 32GiB sectors does not hold the 32GiB keys until a
 	// 32GiB sector comes). A configured profile whose keys are absent is

@@ -30,6 +30,10 @@ type ProverPhases struct {
 	// FaultyFinalize corrupts every proof before its verification (tests
 	// of the no-invalid-proof guarantee; see Hooks).
 	FaultyFinalize bool
+	// SynthesisOnly is a host that only synthesizes (worker --roles
+	// synth): where a scheme synthesizes without proving keys
+	// (scheme.Synthesizer), none is loaded here.
+	SynthesisOnly bool
 	// Sectors, if set, keeps decoded sectors across the phases.
 	Sectors *SectorCache
 	// Circuits, if set, is told what every circuit holds (its keys, its
@@ -103,15 +107,20 @@ func (p *ProverPhases) decode(ctx context.Context, ref job.SectorRef) (scheme.Se
 // circuit returns the circuit of a sector's proof; missing keys are a
 // non-retryable NoKeys (an operator's fix).
 func (p *ProverPhases) circuit(ctx context.Context, s scheme.Sector) (scheme.Circuit, error) {
-	sc, err := p.Schemes.For(s.Proof())
+	return p.circuitOf(ctx, s.Proof())
+}
+
+// circuitOf returns proof's circuit, its keys counted on this host.
+func (p *ProverPhases) circuitOf(ctx context.Context, proof string) (scheme.Circuit, error) {
+	sc, err := p.Schemes.For(proof)
 	if err != nil {
 		return nil, err
 	}
-	c, err := sc.Circuit(ctx, s.Proof())
+	c, err := sc.Circuit(ctx, proof)
 	if err != nil {
 		return nil, noKeys(err)
 	}
-	if err := p.countKeys(s.Proof(), c); err != nil {
+	if err := p.countKeys(proof, c); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -200,39 +209,57 @@ type reduced struct {
 
 func (r *reduced) Partition() string { return r.name }
 
+// synthesis is what synthesizes proof's partitions on this host: on a
+// synthesis-only host, the scheme's keyless synthesis where it has one
+// (no proving key loaded); else its circuit, keys counted.
+func (p *ProverPhases) synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
+	sc, err := p.Schemes.For(proof)
+	if err != nil {
+		return nil, err
+	}
+	if sy, ok := sc.(scheme.Synthesizer); ok && p.SynthesisOnly {
+		s, err := sy.Synthesis(ctx, proof)
+		if err != nil {
+			return nil, noKeys(err)
+		}
+		return s, nil
+	}
+	return p.circuitOf(ctx, proof)
+}
+
 // PartitionBytes implements Phases: from the circuit of the proof the
 // sector's identity names (its C1 is decoded only when the identity names
 // none).
 func (p *ProverPhases) PartitionBytes(ctx context.Context, ref job.SectorRef) (int64, error) {
-	if ref.Profile != "" {
-		if sc, err := p.Schemes.For(ref.Profile); err == nil {
-			c, err := sc.Circuit(ctx, ref.Profile)
-			if err != nil {
-				return 0, noKeys(err)
-			}
-			if err := p.countKeys(ref.Profile, c); err != nil {
-				return 0, err
-			}
-			return c.PartitionBytes(), nil
+	proof := ref.Profile
+	if _, err := p.Schemes.For(proof); err != nil {
+		s, err := p.sector(ctx, ref)
+		if err != nil {
+			return 0, err
 		}
+		proof = s.Proof()
 	}
-	_, c, err := p.sectorCircuit(ctx, ref)
+	syn, err := p.synthesis(ctx, proof)
 	if err != nil {
 		return 0, err
 	}
-	return c.PartitionBytes(), nil
+	return syn.PartitionBytes(), nil
 }
 
 // Synthesize implements Phases.
 func (p *ProverPhases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (Solved, error) {
-	s, c, err := p.sectorCircuit(ctx, ref)
+	s, err := p.sector(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	syn, err := p.synthesis(ctx, s.Proof())
 	if err != nil {
 		return nil, err
 	}
 	if k < 0 || k >= s.Partitions() {
 		return nil, badC1(ref, fmt.Errorf("partition %d of %d", k, s.Partitions()))
 	}
-	sol, err := c.Synthesize(ctx, s, k)
+	sol, err := syn.Synthesize(ctx, s, k)
 	if err != nil {
 		return nil, err
 	}
@@ -240,14 +267,15 @@ func (p *ProverPhases) Synthesize(ctx context.Context, ref job.SectorRef, k int)
 	// and the identity the job.
 	sol.Partition = prover.PartitionID(ref.ProverID, ref.SectorID, k)
 	sol.Job = jobOf(ref, k)
+	c, _ := syn.(scheme.Circuit) // nil where synthesized without keys: spilled, never proved here
 	return &solved{sector: s, circ: c, k: k, sol: sol}, nil
 }
 
 // Quotient implements Phases.
 func (p *ProverPhases) Quotient(ctx context.Context, s Solved, dev gpu.Held) (Reduced, error) {
 	w, ok := s.(*solved)
-	if !ok {
-		return nil, fmt.Errorf("device phase: a %T is not a synthesized partition", s)
+	if !ok || w.circ == nil {
+		return nil, fmt.Errorf("device phase: a %T is not a synthesized partition with its circuit", s)
 	}
 	name := w.sol.Partition
 	q, err := w.circ.Prover().Quotient(ctx, dev, w.sol)

@@ -208,7 +208,8 @@ func TestKillWorkerInFilecoinDevicePhase(t *testing.T) {
 // packed witness through S3, a device-only host loads, proves and
 // finalizes it; a Filecoin 2KiB sector and a test-scheme sector in one
 // batch both prove, every C2 verifies, and every spill and load logs its
-// size (spill_bytes=) on its partition's line.
+// size (spill_bytes=) on its partition's line. The synthesis host never
+// downloads a Filecoin .params: it synthesizes by the circuit's counts.
 func TestFilecoinThroughSpill(t *testing.T) {
 	dir := filecoinDevParams(t)
 	s := newStack(t, "2KiB")
@@ -217,8 +218,9 @@ func TestFilecoinThroughSpill(t *testing.T) {
 	s.publishFilecoinDevParams(ctx, dir)
 	// Read once the workers have exited (their output copied whole).
 	var synthLog, deviceLog bytes.Buffer
+	synthParams := t.TempDir()
 	ws := s.startWorkerCmd(s.temporal.Addr(), "synth", activities.Config{Roles: []string{activities.RoleWorkflow, activities.RoleSynth}, PartitionWorkers: 2, Spill: "s3"},
-		registry.Options{FilecoinParams: t.TempDir()}, "", s.s3.Config("c2flow"), nil, &synthLog)
+		registry.Options{FilecoinParams: synthParams}, "", s.s3.Config("c2flow"), nil, &synthLog)
 	wd := s.startWorkerCmd(s.temporal.Addr(), "device", activities.Config{Roles: []string{activities.RoleDevice}, Spill: "s3"},
 		registry.Options{FilecoinParams: t.TempDir()}, "", s.s3.Config("c2flow"), nil, &deviceLog)
 	fcRef, fcRaw := s.putFilecoinC1(51, nil)
@@ -255,4 +257,10 @@ func TestFilecoinThroughSpill(t *testing.T) {
 		}
 	}
 	t.Logf("synth host %+v; device host %+v", ws.readStats().Host, wd.readStats().Host)
+	ents, _ := os.ReadDir(synthParams)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".params") {
+			t.Errorf("the synthesis host downloaded %s: it synthesizes without proving keys", e.Name())
+		}
+	}
 }

@@ -120,6 +120,23 @@ type KeyMaker interface {
 	EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error
 }
 
+// Synthesis is what synthesizing a proof's partitions needs of its
+// circuit; a Circuit is one.
+type Synthesis interface {
+	// PartitionBytes is the most one partition's synthesis holds.
+	PartitionBytes() int64
+	// Synthesize solves partition k of s into its packed assignment.
+	Synthesize(ctx context.Context, s Sector, k int) (*prover.Solution, error)
+}
+
+// Synthesizer is a scheme whose partitions synthesize without the
+// proof's proving key: a synthesis-only host (worker --roles synth) then
+// never reads one (a 32GiB seal proof's .params is about 47 GiB; the
+// synthesis needs the circuit's counts and the sector alone).
+type Synthesizer interface {
+	Synthesis(ctx context.Context, proof string) (Synthesis, error)
+}
+
 // TestSealer is a scheme that makes test sectors (c2flow seal, demo).
 type TestSealer interface {
 	// SealTest seals the test sectors r asks for and returns the input

@@ -234,6 +234,20 @@ func (s *PoStScheme) Circuit(ctx context.Context, proof string) (scheme.Circuit,
 	return &PoStCircuit{PoStVerifier{k: k, kind: "PoSt"}}, nil
 }
 
+// Synthesis implements scheme.Synthesizer: the PoSt circuit without its
+// keys, by its counts.
+func (s *PoStScheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
+	sp, err := s.spec(proof)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := synthesisKeys(sp)
+	if !ok {
+		return s.Circuit(ctx, proof)
+	}
+	return &PoStCircuit{PoStVerifier{k: k, kind: "PoSt"}}, nil
+}
+
 // Verifier implements scheme.Scheme: over the loaded circuit's keys, else
 // the .vk alone.
 func (s *PoStScheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {

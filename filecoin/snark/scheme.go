@@ -148,6 +148,27 @@ func (s *Scheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, err
 	return c, nil
 }
 
+var (
+	_ scheme.Synthesizer = (*Scheme)(nil)
+	_ scheme.Synthesizer = (*UpdateScheme)(nil)
+	_ scheme.Synthesizer = (*PoStScheme)(nil)
+)
+
+// Synthesis implements scheme.Synthesizer: the seal circuit without its
+// keys, by its known counts (every registered size's); a size without
+// them loads its circuit.
+func (s *Scheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
+	info, err := proofs.ByName(proof)
+	if err != nil {
+		return nil, fmt.Errorf("filecoin circuit: %w", err)
+	}
+	k, ok := synthesisKeys(sealSpec(info))
+	if !ok {
+		return s.Circuit(ctx, proof)
+	}
+	return &Circuit{Verifier{info: info, k: k}}, nil
+}
+
 // Load returns proof's circuit with its keys, loaded on first use and
 // kept (keyring.circuit): proofs of one circuit shape (V1, V1_1 and
 // synthetic of a sector size) share one load. Missing parameters wrap

@@ -74,6 +74,16 @@ func updateSpec(info proofs.UpdateProofInfo) (*spec, error) {
 	}, nil
 }
 
+// synthesisKeys are what synthesizing sp's partitions needs of its keys,
+// without them: its name and its known counts (ok false: unknown). Only
+// synthesis may use them: they hold no prover and no verifying key.
+func synthesisKeys(sp *spec) (*keys, bool) {
+	if !sp.knownOK {
+		return nil, false
+	}
+	return &keys{key: sp.key, counts: sp.known}, true
+}
+
 // systemOf is the prover's constraint system of sp's circuit, whose shape
 // is recorded: sp.system's where it has one, else the shape's.
 func (sp *spec) systemOf(shape *r1cs.Shape) (packed.Evaluator, error) {

@@ -197,6 +197,20 @@ func (s *UpdateScheme) Circuit(ctx context.Context, proof string) (scheme.Circui
 	return &UpdateCircuit{UpdateVerifier{k: k, kind: "update"}}, nil
 }
 
+// Synthesis implements scheme.Synthesizer: the update circuit without its
+// keys, by its known counts.
+func (s *UpdateScheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
+	sp, err := s.spec(proof)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := synthesisKeys(sp)
+	if !ok {
+		return s.Circuit(ctx, proof)
+	}
+	return &UpdateCircuit{UpdateVerifier{k: k, kind: "update"}}, nil
+}
+
 // Verifier implements scheme.Scheme: over the loaded circuit's keys, else
 // the .vk alone.
 func (s *UpdateScheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
