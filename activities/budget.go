@@ -40,12 +40,12 @@ type Budget struct {
 	// lanes is how many device phases may run at once on this host (two
 	// a device: its ordinary and urgent holders); lane the most any
 	// loaded circuit's phase expands to. lanes × lane is held.
-	lanes   int
-	lane    int64
+	lanes int
+	lane  int64
 	// laneOnDevice: the host's devices compute the quotient themselves
 	// (CircuitBytes.LaneOnDevice is a lane's).
 	laneOnDevice bool
-	waiting int64 // units asked by syntheses waiting in Acquire
+	waiting      int64 // units asked by syntheses waiting in Acquire
 	// reserved counts slots reserved by the poller (running or polling);
 	// sized those whose synthesis called Acquire and has not yet held or
 	// given back.
