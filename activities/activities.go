@@ -675,7 +675,7 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 			// A new finalize draws new randomness but the same partial: give
 			// the workflow a fresh synthesis instead of retrying here.
 			h.ws.drop(in.Witness.Handle)
-			return job.FinalizeOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), job.ErrWitnessLost, err)
+			return job.FinalizeOutput{}, temporal.NewNonRetryableApplicationError("witness dropped after an invalid proof: synthesize again", job.ErrWitnessLost, err)
 		}
 		return job.FinalizeOutput{}, err
 	}

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
 
@@ -60,5 +62,18 @@ func TestKeysLoadOnFirstUse(t *testing.T) {
 	cfg.Schemes = registry.Schemes(keys)
 	if _, err := ProverDeps(ctx, store, cfg); err == nil || !strings.Contains(err.Error(), "profile "+proof) {
 		t.Fatalf("a host whose profile has no parameters started: %v", err)
+	}
+}
+
+// A NoKeys failure names its cause once: the application error prints its
+// cause after its message, so a message copied from the cause said it twice.
+func TestNoKeysNamesItsCauseOnce(t *testing.T) {
+	cause := fmt.Errorf("sector 405 of prover e807: %w", scheme.ErrNoKeys)
+	err := noKeys(cause)
+	if !isAppError(err, job.ErrNoKeys) {
+		t.Fatalf("got %v, want a NoKeys application error", err)
+	}
+	if n := strings.Count(err.Error(), "sector 405"); n != 1 {
+		t.Errorf("%q names the sector %d times, want once", err, n)
 	}
 }

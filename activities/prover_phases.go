@@ -129,7 +129,8 @@ func (p *ProverPhases) circuitOf(ctx context.Context, proof string) (scheme.Circ
 // noKeys makes missing keys a non-retryable NoKeys: an operator's fix.
 func noKeys(err error) error {
 	if errors.Is(err, scheme.ErrNoKeys) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), job.ErrNoKeys, err)
+		// The message is the kind alone: the error prints its cause after it.
+		return temporal.NewNonRetryableApplicationError("no proving keys on this host", job.ErrNoKeys, err)
 	}
 	return err
 }

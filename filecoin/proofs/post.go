@@ -207,7 +207,7 @@ func (p RegisteredPoStProof) String() string {
 // (the api's and go-state-types').
 func LookupPoSt(p RegisteredPoStProof) (PoStProofInfo, error) {
 	if p < 0 || int(p) >= len(postTable) {
-		return PoStProofInfo{}, fmt.Errorf("registered PoSt proof %d: %w (0 to %d: %s)", int64(p), ErrUnknown, len(postTable)-1, strings.Join(PoStNames(), ", "))
+		return PoStProofInfo{}, fmt.Errorf("registered PoSt proof %d: %w (0 to %d: %s)", int64(p), ErrUnknownPoSt, len(postTable)-1, strings.Join(PoStNames(), ", "))
 	}
 	return postTable[p], nil
 }
@@ -221,7 +221,7 @@ func PoStByName(name string) (PoStProofInfo, error) {
 			return p, nil
 		}
 	}
-	return PoStProofInfo{}, fmt.Errorf("registered PoSt proof %q: %w (valid: %s)", name, ErrUnknown, strings.Join(PoStNames(), ", "))
+	return PoStProofInfo{}, fmt.Errorf("registered PoSt proof %q: %w (valid: %s)", name, ErrUnknownPoSt, strings.Join(PoStNames(), ", "))
 }
 
 // PoStNames lists the registered PoSt proofs by the api's names, in

@@ -75,10 +75,11 @@ func TestPoStRegistry(t *testing.T) {
 			t.Errorf("%s: partition proof of %d bytes", r.name, p.PartitionProofLen())
 		}
 	}
-	if _, err := LookupPoSt(15); !errors.Is(err, ErrUnknown) {
+	// A PoSt id or name is refused as a PoSt proof, not as a seal proof.
+	if _, err := LookupPoSt(15); !errors.Is(err, ErrUnknownPoSt) || strings.Contains(err.Error(), "seal") {
 		t.Errorf("id 15: %v", err)
 	}
-	if _, err := PoStByName("StackedDrgWindow32GiBV1_3"); !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "StackedDrgWindow32GiBV1_3") {
+	if _, err := PoStByName("StackedDrgWindow32GiBV1_3"); !errors.Is(err, ErrUnknownPoSt) || !strings.Contains(err.Error(), "StackedDrgWindow32GiBV1_3") {
 		t.Errorf("unknown name: %v", err)
 	}
 	// registry.rs into_winning_post / into_window_post.

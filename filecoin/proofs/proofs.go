@@ -91,6 +91,8 @@ const (
 var (
 	// ErrUnknown: the name or id is not a registered seal proof.
 	ErrUnknown = errors.New("unknown registered seal proof")
+	// ErrUnknownPoSt: the name or id is not a registered PoSt proof.
+	ErrUnknownPoSt = errors.New("unknown registered PoSt proof")
 	// ErrUnsupported: a registered seal proof that c2flow does not prove.
 	ErrUnsupported = errors.New("registered seal proof not supported")
 )

@@ -58,7 +58,7 @@ func (*UpdateScheme) RequestBound(_ string, registeredProof uint64) (scheme.Boun
 // sector, at most SectorCount of MaxVanillaBytes each, no envelope.
 func (*PoStScheme) RequestBound(_ string, registeredProof uint64) (scheme.Bound, error) {
 	if registeredProof > math.MaxInt64 {
-		return scheme.Bound{}, fmt.Errorf("registered_proof %d: %w", registeredProof, proofs.ErrUnknown)
+		return scheme.Bound{}, fmt.Errorf("registered_proof %d: %w", registeredProof, proofs.ErrUnknownPoSt)
 	}
 	info, err := proofs.LookupPoSt(proofs.RegisteredPoStProof(registeredProof))
 	if err != nil {

@@ -90,7 +90,8 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
 	if devSetupDone(dir, files, entries, sp.sectorSize) {
-		log.Warn("DEVELOPMENT SETUP already in place", "params", files.Params)
+		// Nothing new is made: the warning was given when it was (below).
+		log.Info("development setup already in place", "params", files.Params)
 		return files, nil
 	}
 

@@ -279,7 +279,7 @@ func (*PoStScheme) Kinds() []string {
 // challenge. The input stored is the canonical PoStInput.
 func (s *PoStScheme) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, []byte, error) {
 	if r.RegisteredProof > math.MaxInt64 {
-		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, proofs.ErrUnknown)
+		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, proofs.ErrUnknownPoSt)
 	}
 	info, err := proofs.LookupPoSt(proofs.RegisteredPoStProof(r.RegisteredProof))
 	if err != nil {

@@ -192,6 +192,9 @@ func TestPoStAdmitRefuses(t *testing.T) {
 		{"oversize entry", func() scheme.Request { q := win; q.Vanilla = [][]byte{make([]byte, 1<<20)}; return q }(), "not decoded"},
 		{"winning partition", func() scheme.Request { q := win; q.PartitionIndex = 1; return q }(), "partition 0 alone"},
 		{"envelope", func() scheme.Request { q := win; q.Envelope = []byte("{}"); return q }(), "vanilla_proofs"},
+		// Named as PoSt proofs, not as seal proofs.
+		{"proof 15", func() scheme.Request { q := win; q.RegisteredProof = 15; return q }(), "unknown registered PoSt proof"},
+		{"proof 2^63", func() scheme.Request { q := window; q.RegisteredProof = 1 << 63; return q }(), "unknown registered PoSt proof"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := set.Admit(ctx, tc.req)

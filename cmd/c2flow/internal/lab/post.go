@@ -25,6 +25,10 @@ import (
 // would take minutes and gigabytes for a test generator.
 const maxPoStVanillaNodes = (8 << 20) / proofs.NodeSize
 
+// maxPoStVanillaWindow bounds the partitions of a window proof
+// post-vanilla makes: enough for any multi-partition test.
+const maxPoStVanillaWindow = 64
+
 // postRecord is verify-post's record, one JSON object a line (post.json
 // is one without its proof): the registered PoSt proof by
 // filecoin-proofs-api's name, the prover id and the masked randomness as
@@ -94,6 +98,11 @@ func postVanilla(ctx context.Context, args []string, logw io.Writer) error {
 	if *n < 1 {
 		return fmt.Errorf("post-vanilla: --sectors %d: at least 1", *n)
 	}
+	// A window proof proves every sector of the set, each sealed here in
+	// full, one file each: an unbounded count fills the disk and memory.
+	if max := maxPoStVanillaWindow * info.SectorCount; info.Type == proofs.PoStWindow && *n > max {
+		return fmt.Errorf("post-vanilla: --sectors %d: a window proof of %s proves each, sealed here in full; at most %d (%d partitions of %d sectors)", *n, info.Name, max, maxPoStVanillaWindow, info.SectorCount)
+	}
 	if *first > seal.MaxSectorID-uint64(*n-1) {
 		return fmt.Errorf("post-vanilla: --first-id %d with --sectors %d: the last sector number is over %d, Filecoin's largest", *first, *n, uint64(seal.MaxSectorID))
 	}
@@ -121,21 +130,21 @@ func postVanilla(ctx context.Context, args []string, logw io.Writer) error {
 		return fmt.Errorf("post-vanilla: %w", err)
 	}
 	// The proved sectors and their positions in the proof: window, every
-	// sector in number order; winning, the one it selects, at 0.
-	ids := make([]uint64, *n)
-	for i := range ids {
-		ids[i] = *first + uint64(i)
-	}
+	// sector in number order; winning, the one it selects, at 0 (the set
+	// is only counted: a provider's whole set is never sealed here).
+	var ids []uint64
 	if info.Type == proofs.PoStWinning {
 		pos, err := post.WinningSectors(info, randomness, prover, uint64(*n))
 		if err != nil {
 			return fmt.Errorf("post-vanilla: %w", err)
 		}
-		chosen := make([]uint64, len(pos))
-		for i, p := range pos {
-			chosen[i] = ids[p]
+		for _, p := range pos {
+			ids = append(ids, *first+p)
 		}
-		ids = chosen
+	} else {
+		for i := range *n {
+			ids = append(ids, *first+uint64(i))
+		}
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("post-vanilla: %w", err)

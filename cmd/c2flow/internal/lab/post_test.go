@@ -152,6 +152,8 @@ func TestPostVanillaRefuses(t *testing.T) {
 		{[]string{"--post-proof", "StackedDrgWindow2KiBV1_2", "--prover-id", strings.Repeat("ff", 32)}, "--prover-id"},
 		{[]string{"--post-proof", "StackedDrgWindow2KiBV1_2", "--sectors", "0"}, "--sectors 0"},
 		{[]string{"--post-proof", "StackedDrgWindow2KiBV1_2", "--first-id", fmt.Sprint(uint64(1) << 63)}, "--first-id"},
+		// A window proof seals every sector: bounded, not 100M files.
+		{[]string{"--post-proof", "StackedDrgWindow2KiBV1_2", "--sectors", "100000000"}, "--sectors 100000000"},
 	} {
 		args := append([]string{"--randomness", testRandomness, "--out", dir}, tc.args...)
 		var log bytes.Buffer
@@ -159,6 +161,17 @@ func TestPostVanillaRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("post-vanilla %s: %v, want an error naming %q", strings.Join(tc.args, " "), err, tc.want)
 		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("refused runs wrote %d files into --out", len(ents))
+	}
+	// A winning proof of a large set seals only the sector it selects.
+	var log bytes.Buffer
+	if err := postVanilla(context.Background(), []string{"--post-proof", "StackedDrgWinning2KiBV1", "--sectors", "100000000", "--randomness", testRandomness, "--out", dir}, &log); err != nil {
+		t.Fatalf("winning of 100M sectors: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 { // one .vproof and post.json
+		t.Errorf("winning of 100M sectors wrote %d files, want 2", len(ents))
 	}
 }
 
