@@ -16,25 +16,41 @@ import (
 	"github.com/c2flow/c2flow/scheme"
 )
 
-// cuzk's priorities map onto c2flow's keys (1 most urgent); UNSPECIFIED
-// takes cuzk's default for the kind, an unknown value is normal.
+// cuzk's priorities map onto c2flow's keys (1 most urgent) within the
+// kind's class: 1 is WinningPoSt's alone, whatever a PoRep asks.
 func TestPriority(t *testing.T) {
 	for _, c := range []struct {
-		p    cuzkpb.Priority
-		k    cuzkpb.ProofKind
-		want int
+		p     cuzkpb.Priority
+		k     cuzkpb.ProofKind
+		want  int
+		asked int
 	}{
-		{cuzkpb.Priority_CRITICAL, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 1},
-		{cuzkpb.Priority_HIGH, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 2},
-		{cuzkpb.Priority_NORMAL, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3},
-		{cuzkpb.Priority_LOW, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 4},
-		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3},
-		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_WINNING_POST, 1},
-		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_WINDOW_POST_PARTITION, 2},
-		{cuzkpb.Priority(9), cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3},
+		{cuzkpb.Priority_CRITICAL, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3, 1},
+		{cuzkpb.Priority_HIGH, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3, 2},
+		{cuzkpb.Priority_NORMAL, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3, 0},
+		{cuzkpb.Priority_LOW, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 4, 0},
+		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3, 0},
+		{cuzkpb.Priority_CRITICAL, cuzkpb.ProofKind_SNAP_DEALS_UPDATE, 3, 1},
+		{cuzkpb.Priority_CRITICAL, cuzkpb.ProofKind_WINDOW_POST_PARTITION, 2, 1},
+		{cuzkpb.Priority_LOW, cuzkpb.ProofKind_WINDOW_POST_PARTITION, 2, 0},
+		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_WINDOW_POST_PARTITION, 2, 0},
+		{cuzkpb.Priority_CRITICAL, cuzkpb.ProofKind_WINNING_POST, 1, 0},
+		{cuzkpb.Priority_LOW, cuzkpb.ProofKind_WINNING_POST, 1, 0},
+		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_WINNING_POST, 1, 0},
+		{cuzkpb.Priority(9), cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3, 0},
+		{cuzkpb.Priority_CRITICAL, cuzkpb.ProofKind(99), 3, 1},
 	} {
-		if got := priority(c.p, c.k); got != c.want {
-			t.Errorf("priority(%v, %v) = %d, want %d", c.p, c.k, got, c.want)
+		if got, asked := priority(c.p, c.k); got != c.want || asked != c.asked {
+			t.Errorf("priority(%v, %v) = %d, %d; want %d, %d", c.p, c.k, got, asked, c.want, c.asked)
+		}
+	}
+	// Only WinningPoSt reaches the urgent lanes, at any priority.
+	for k := range cuzkpb.ProofKind_name {
+		for p := range cuzkpb.Priority_name {
+			got, _ := priority(cuzkpb.Priority(p), cuzkpb.ProofKind(k))
+			if (got == 1) != (cuzkpb.ProofKind(k) == cuzkpb.ProofKind_WINNING_POST) {
+				t.Errorf("priority(%v, %v) = %d", cuzkpb.Priority(p), cuzkpb.ProofKind(k), got)
+			}
 		}
 	}
 }

@@ -162,7 +162,11 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 		}
 		return proofJob{}, err
 	}
-	j := proofJob{kind: kind, ref: ref, priority: priority(req.GetPriority(), req.GetProofKind()), deadline: deadlineOf(ctx, kind, blocking)}
+	prio, asked := priority(req.GetPriority(), req.GetProofKind())
+	if asked != 0 {
+		s.log.Info("cuzk priority served within its kind's class", "kind", req.GetProofKind().String(), "asked", req.GetPriority().String(), "priority", prio, "request_id", quoteHead(req.GetRequestId()))
+	}
+	j := proofJob{kind: kind, ref: ref, priority: prio, deadline: deadlineOf(ctx, kind, blocking)}
 	s.noteRequestID(ctx, req.GetRequestId(), j)
 	if err := s.cfg.Store.PutC1(ctx, ref, raw); err != nil {
 		return proofJob{}, status.Errorf(codes.Unavailable, "c2flow: upload the input of job %s: %v", j.id(), err)
@@ -220,31 +224,45 @@ func (s *Server) noteRequestID(ctx context.Context, requestID string, j proofJob
 	}
 }
 
-// priority maps cuzk's priority onto c2flow's priority keys (1 most urgent
-// to 5): CRITICAL 1, HIGH 2, NORMAL 3, LOW 4. UNSPECIFIED takes cuzk's
-// default for the kind (cuzk-core types.rs default_for: WinningPoSt
-// critical, WindowPoSt high, PoRep and SnapDeals normal); an unknown
-// value is normal, as cuzk reads it.
-func priority(p cuzkpb.Priority, k cuzkpb.ProofKind) int {
-	if p == cuzkpb.Priority_PRIORITY_UNSPECIFIED {
-		switch k {
-		case cuzkpb.ProofKind_WINNING_POST:
-			p = cuzkpb.Priority_CRITICAL
-		case cuzkpb.ProofKind_WINDOW_POST_PARTITION:
-			p = cuzkpb.Priority_HIGH
-		default:
-			p = cuzkpb.Priority_NORMAL
-		}
+// classes is each kind's class of c2flow priorities (1 most urgent to 5):
+// a client's priority orders its work within its kind's class and never
+// outside it. 1 is the urgent lanes (the urgent synthesis reserve, a
+// device's second holder, no finalize or validation slot): WinningPoSt's
+// alone, whose late proof is a lost block. WindowPoSt comes next (a late
+// one is a faulted partition), then PoRep and SnapDeals. Curio's CRITICAL
+// on a PoRep (a careless config, or a client buying priority) is served
+// as a PoRep's highest.
+var classes = map[cuzkpb.ProofKind]struct{ high, normal, low int }{
+	cuzkpb.ProofKind_WINNING_POST:          {1, 1, 1},
+	cuzkpb.ProofKind_WINDOW_POST_PARTITION: {2, 2, 2},
+	cuzkpb.ProofKind_POREP_SEAL_COMMIT:     {3, 3, 4},
+	cuzkpb.ProofKind_SNAP_DEALS_UPDATE:     {3, 3, 4},
+}
+
+// priority maps cuzk's priority onto c2flow's priority keys within the
+// kind's class: CRITICAL and HIGH its highest, NORMAL, UNSPECIFIED (cuzk's
+// default for the kind) and an unknown value its normal, LOW its lowest.
+// asked is the priority the client asked for where the class overrode
+// it (0 where not): the log says so.
+func priority(p cuzkpb.Priority, k cuzkpb.ProofKind) (prio, asked int) {
+	c, ok := classes[k]
+	if !ok {
+		c.high, c.normal, c.low = 3, 3, 4
 	}
 	switch p {
 	case cuzkpb.Priority_CRITICAL:
-		return 1
+		prio, asked = c.high, 1
 	case cuzkpb.Priority_HIGH:
-		return 2
+		prio, asked = c.high, 2
 	case cuzkpb.Priority_LOW:
-		return 4
+		prio, asked = c.low, 4
+	default:
+		return c.normal, 0
 	}
-	return 3
+	if asked < prio {
+		return prio, asked
+	}
+	return prio, 0
 }
 
 // maxRestarts bounds how often one await starts its batch again (a stored

@@ -594,7 +594,8 @@ func TestGatewayPlaysCurio(t *testing.T) {
 		t.Errorf("the repeated request synthesized again (%d -> %d)", syn, n)
 	}
 
-	// Two concurrent requests for one sector: one proof.
+	// Two concurrent requests for one sector: one proof. Sent as CRITICAL
+	// (a careless config): served as a PoRep, not in WinningPoSt's lanes.
 	b := sealForMiner(t, miner, 2)
 	var wg sync.WaitGroup
 	var proofsB [2][]byte
@@ -603,7 +604,9 @@ func TestGatewayPlaysCurio(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := curio.Prove(ctx, b.request(t))
+			req := b.request(t)
+			req.Priority = cuzkpb.Priority_CRITICAL
+			r, err := curio.Prove(ctx, req)
 			if err == nil {
 				proofsB[i] = r.Proof
 			}
@@ -616,6 +619,9 @@ func TestGatewayPlaysCurio(t *testing.T) {
 	}
 	if n := d.syntheses(t); n != syn+1 {
 		t.Errorf("two concurrent requests for one sector took %d syntheses, want 1", n-syn)
+	}
+	if out := d.proc.output(); !strings.Contains(out, "asked=CRITICAL priority=3") {
+		t.Errorf("a PoRep sent as CRITICAL: the gateway did not log it served at priority 3")
 	}
 	syn++
 

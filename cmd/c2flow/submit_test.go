@@ -89,6 +89,7 @@ func TestSubmitRefusesIgnoredFlags(t *testing.T) {
 		{[]string{"--prover-id", prover, "--sector-id", "1"}, "--prover-id and --sector-id are for Filecoin C1s"},
 		{[]string{"--priority", "6"}, "--priority 6"},
 		{[]string{"--priority", "-1"}, "--priority -1"},
+		{[]string{"--priority", "1"}, "WinningPoSt's urgent lane"},
 		{[]string{"--max-in-flight", "0"}, "--max-in-flight 0"},
 		{[]string{"--max-in-flight", "-3"}, "--max-in-flight -3"},
 	} {

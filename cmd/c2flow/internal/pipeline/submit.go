@@ -70,7 +70,7 @@ func RunSubmit(ctx context.Context, args []string) error {
 	wait := fs.Bool("wait", false, "wait for the batch and print its result")
 	out := fs.String("out", "", "with --wait: write each proved sector's C2 proof into this directory as <prover>-<sector>.proof (checked against its manifest)")
 	inFlight := fs.Int("max-in-flight", 8, "sectors proved at once")
-	prio := fs.Int("priority", 0, "1 (most urgent: sectors near their deadline) to 5; default 3")
+	prio := fs.Int("priority", 0, "2 (most urgent: sectors near their deadline) to 5; default 3 (1 is WinningPoSt's alone)")
 	paramsDir := fs.String("params", params.DefaultDir(), "local parameter cache (keys found only here are published to storage)")
 	devSetup := fs.Bool("dev-setup", false, "if storage has no keys for a profile, make them here with a single-party DEVELOPMENT setup (default: refuse and name `c2flow circuit setup`); for Filecoin 2KiB/8MiB proofs, publish DEVELOPMENT parameters in Filecoin's format")
 	var cf C1Flags
@@ -84,7 +84,13 @@ func RunSubmit(ctx context.Context, args []string) error {
 	// The workflow would replace these silently (priority 3, 8 in flight):
 	// a typo would run under settings nobody asked for.
 	if *prio < 0 || *prio > 5 {
-		return fmt.Errorf("submit: --priority %d: 1 (most urgent) to 5, or 0 for the default 3", *prio)
+		return fmt.Errorf("submit: --priority %d: 2 (most urgent) to 5, or 0 for the default 3", *prio)
+	}
+	// Priority 1 takes the urgent lanes (the urgent synthesis reserve, a
+	// device's second holder), which are WinningPoSt's: a PoRep there
+	// delays a block.
+	if *prio == 1 {
+		return fmt.Errorf("submit: --priority 1 is WinningPoSt's urgent lane; a PoRep or SnapDeals batch takes 2 (most urgent) to 5")
 	}
 	if *inFlight < 1 {
 		return fmt.Errorf("submit: --max-in-flight %d: at least 1 sector at once", *inFlight)
