@@ -192,23 +192,19 @@ func (e *boundError) GRPCStatus() *status.Status {
 	return status.New(codes.InvalidArgument, e.err.Error())
 }
 
-// recvBounded reads one message of ss raw, checks its bound, then decodes
-// it into m; it returns the message's size.
-func (s *Server) recvBounded(ss grpc.ServerStream, m any) (int64, error) {
-	var raw rawMessage
-	if err := s.budget.recv(ss, &raw); err != nil {
-		return 0, err
-	}
+// decodeBounded checks a message's raw bytes against its bound, then
+// decodes them into m.
+func (s *Server) decodeBounded(raw []byte, m any) error {
 	if err := s.checkBound(m, raw); err != nil {
 		s.log.Warn("cuzk request refused before decoding", "error", err)
-		return 0, err
+		return err
 	}
 	pm, ok := m.(proto.Message)
 	if !ok {
-		return 0, status.Errorf(codes.Internal, "c2flow: %T is not a protobuf message", m)
+		return status.Errorf(codes.Internal, "c2flow: %T is not a protobuf message", m)
 	}
 	if err := proto.Unmarshal(raw, pm); err != nil {
-		return 0, status.Errorf(codes.InvalidArgument, "c2flow: decode %T: %v", m, err)
+		return status.Errorf(codes.InvalidArgument, "c2flow: decode %T: %v", m, err)
 	}
-	return int64(len(raw)), nil
+	return nil
 }

@@ -180,10 +180,11 @@ func TestRequestMemoryBudget(t *testing.T) {
 	}
 }
 
-// A call that finds the budget taken (here by a client that opened a
-// Prove and sends nothing) waits the admission wait, then is refused with
-// ResourceExhausted naming the budget; the silent client is cut off after
-// the read timeout, and its share comes back.
+// A call that finds its class's budget taken (here by a client that
+// announced a large message and stalled) waits the admission wait, then
+// is refused with ResourceExhausted naming the budget; a WinningPoSt is
+// admitted from its reserve meanwhile; the stalled client is cut off
+// after the read timeout, and its share comes back.
 func TestRequestBudgetRefuses(t *testing.T) {
 	l, err := Listen("127.0.0.1:0", ListenOptions{})
 	if err != nil {
@@ -196,26 +197,125 @@ func TestRequestBudgetRefuses(t *testing.T) {
 	defer func() { stop(); <-done }()
 	tr := h2c()
 	defer tr.CloseIdleConnections()
-	await := func(body io.Reader) string {
-		return call(t, ctx, tr, l.Addr().String(), cuzkpb.ProvingEngine_AwaitProof_FullMethodName, body)
-	}
-	silent, w := io.Pipe()
+	send := func(method string, body io.Reader) string { return call(t, ctx, tr, l.Addr().String(), method, body) }
+	stalled, w := io.Pipe()
 	defer w.Close()
 	first := make(chan string, 1)
-	go func() { first <- await(silent) }()
-	for srv.budget.sem.TryAcquire(1) { // until the silent call holds the budget
-		srv.budget.sem.Release(1)
+	go func() { first <- send(cuzkpb.ProvingEngine_AwaitProof_FullMethodName, stalled) }()
+	// A 1 MiB message announced, 2 KiB of it sent.
+	if _, err := w.Write(append(binary.BigEndian.AppendUint32([]byte{0}, 1<<20), make([]byte, 2<<10)...)); err != nil {
+		t.Fatal(err)
+	}
+	general := srv.budget.pools[classGeneral]
+	for general.TryAcquire(1) { // until the stalled call holds its class
+		general.Release(1)
 		time.Sleep(10 * time.Millisecond)
 	}
-	empty := []byte{0, 0, 0, 0, 0} // an AwaitProofRequest with no fields
-	if got := await(bytes.NewReader(empty)); !strings.HasPrefix(got, "8 ") || !strings.Contains(got, "request memory") {
-		t.Errorf("a call while the budget is taken: %q, want ResourceExhausted (8) naming the request memory", got)
+	framed := func(msg []byte) io.Reader {
+		return bytes.NewReader(append(binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg))), msg...))
 	}
-	if got := <-first; !strings.HasPrefix(got, "4 ") { // DeadlineExceeded
-		t.Errorf("the silent call: %q, want DeadlineExceeded (4) after the read timeout", got)
+	if got := send(cuzkpb.ProvingEngine_AwaitProof_FullMethodName, framed(make([]byte, 100<<10))); !strings.HasPrefix(got, "8 ") || !strings.Contains(got, "request memory") {
+		t.Errorf("a call while its class's budget is taken: %q, want ResourceExhausted (8) naming the request memory", got)
 	}
-	if got := await(bytes.NewReader(empty)); strings.HasPrefix(got, "8 ") {
-		t.Errorf("a call after the silent one was cut off: %q", got)
+	winning := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), uint64(cuzkpb.ProofKind_WINNING_POST))
+	winning = protowire.AppendVarint(protowire.AppendTag(winning, 4, protowire.VarintType), 99)
+	if got := send(cuzkpb.ProvingEngine_SubmitProof_FullMethodName, framed(winning)); !strings.Contains(got, "registered PoSt proof 99") {
+		t.Errorf("a WinningPoSt while PoRep's class is taken: %q, want it read (and refused for its proof 99)", got)
+	}
+	if got := <-first; !strings.HasPrefix(got, "4 ") || !strings.Contains(got, "not received within 3s") {
+		t.Errorf("the stalled call: %q, want DeadlineExceeded (4) after the read timeout", got)
+	}
+	if got := send(cuzkpb.ProvingEngine_AwaitProof_FullMethodName, framed(nil)); strings.HasPrefix(got, "8 ") {
+		t.Errorf("a call after the stalled one was cut off: %q", got)
+	}
+}
+
+// Streams that open and send nothing hold no request memory: with 8 of
+// them open, a Prove is read and answered at once (before: the first held
+// 336 of the 384 MiB from its open until the 2-minute read timeout, and
+// every other call was refused); each silent one is dropped at the
+// first-byte deadline. A peer's streams waiting for their messages are
+// bounded.
+func TestIdleStreamsHoldNoMemory(t *testing.T) {
+	l, err := Listen("127.0.0.1:0", ListenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	srv := New(Config{Schemes: registry.Schemes(registry.Options{}), AdmissionWait: time.Second, FirstByteTimeout: 3 * time.Second, PeerStreams: 10})
+	go func() { done <- Serve(ctx, l, srv, nil) }()
+	defer func() { stop(); <-done }()
+	tr := h2c()
+	defer tr.CloseIdleConnections()
+	send := func(body io.Reader) string {
+		return call(t, ctx, tr, l.Addr().String(), cuzkpb.ProvingEngine_Prove_FullMethodName, body)
+	}
+	idle := make(chan string, 10)
+	var pipes []*io.PipeWriter
+	defer func() {
+		for _, w := range pipes {
+			w.Close()
+		}
+	}()
+	for range 8 {
+		r, w := io.Pipe()
+		pipes = append(pipes, w)
+		go func() { idle <- send(r) }()
+	}
+	for srv.budget.peers.count("127.0.0.1") < 8 { // every idle stream is in
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A Prove of a malformed request: read, answered with a FAILED result.
+	if got := send(proveBody(10)); !strings.HasPrefix(got, "0 ") {
+		t.Errorf("a Prove beside 8 idle streams: %q, want it read and answered (0)", got)
+	}
+	// The bound: 8 idle and 2 more waiting make 10; the 11th is refused.
+	for range 2 {
+		r, w := io.Pipe()
+		pipes = append(pipes, w)
+		go func() { idle <- send(r) }()
+	}
+	for srv.budget.peers.count("127.0.0.1") < 10 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := send(proveBody(10)); !strings.HasPrefix(got, "8 ") || !strings.Contains(got, "at most 10") {
+		t.Errorf("an 11th call of one peer: %q, want ResourceExhausted (8) naming the bound", got)
+	}
+	for range 10 {
+		if got := <-idle; !strings.HasPrefix(got, "4 ") || !strings.Contains(got, "not begun within 3s") {
+			t.Errorf("an idle stream: %q, want DeadlineExceeded (4) at the first-byte deadline", got)
+		}
+	}
+	if n := srv.budget.peers.count("127.0.0.1"); n != 0 {
+		t.Errorf("%d streams still counted after every call ended", n)
+	}
+}
+
+// kindOf reads a request's kind from its first bytes, Prove's and
+// SubmitProof's alike; anything else is admitted as PoRep.
+func TestKindOfFirstBytes(t *testing.T) {
+	sub := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), strings.Repeat("r", 200))
+	sub = protowire.AppendVarint(protowire.AppendTag(sub, 2, protowire.VarintType), uint64(cuzkpb.ProofKind_WINNING_POST))
+	sub = protowire.AppendBytes(protowire.AppendTag(sub, 11, protowire.BytesType), make([]byte, 4000))
+	prove := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), sub)
+	for _, c := range []struct {
+		method string
+		b      []byte
+		want   cuzkpb.ProofKind
+	}{
+		{"SubmitProof", sub[:peekBytes], cuzkpb.ProofKind_WINNING_POST},
+		{"Prove", prove[:peekBytes], cuzkpb.ProofKind_WINNING_POST},
+		{"Prove", prove[:100], cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED}, // the kind not yet reached
+		{"AwaitProof", sub[:peekBytes], cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED},
+		{"Prove", []byte{0xff, 0xff}, cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED},
+	} {
+		if got := kindOf(c.method, c.b); got != c.want {
+			t.Errorf("kindOf(%s, %d bytes) = %v, want %v", c.method, len(c.b), got, c.want)
+		}
+	}
+	if classOf(cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED) != classGeneral || classOf(cuzkpb.ProofKind_WINNING_POST) != classWinning {
+		t.Error("classOf")
 	}
 }
 

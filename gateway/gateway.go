@@ -58,10 +58,14 @@ type Config struct {
 	// RequestBudget bounds the request bytes held at once, read or being
 	// stored (0: DefaultRequestBudget); AdmissionWait is how long a call
 	// waits for room before it is refused with ResourceExhausted (0: 30
-	// s), ReadTimeout how long its message may take to arrive (0: 2 min).
-	RequestBudget              int64
-	AdmissionWait, ReadTimeout time.Duration
-	Log                        *slog.Logger
+	// s), ReadTimeout how long its message may take to arrive once begun
+	// (0: 2 min), FirstByteTimeout how long a call may wait before its
+	// message begins (0: 10 s). PeerStreams bounds a peer's calls sending
+	// their messages at once (0: 64). budget.go says how.
+	RequestBudget                                int64
+	AdmissionWait, ReadTimeout, FirstByteTimeout time.Duration
+	PeerStreams                                  int
+	Log                                          *slog.Logger
 }
 
 // Server implements cuzkpb.ProvingEngineServer.
@@ -89,7 +93,7 @@ func New(cfg Config) *Server {
 	}
 	now := time.Now()
 	return &Server{cfg: cfg, log: cfg.Log.With("component", "gateway"), started: now, metrics: newMetrics(now),
-		budget: newBudget(cfg.RequestBudget, cfg.AdmissionWait, cfg.ReadTimeout)}
+		budget: newBudget(budgetConfig{limit: cfg.RequestBudget, wait: cfg.AdmissionWait, read: cfg.ReadTimeout, first: cfg.FirstByteTimeout, peerStreams: cfg.PeerStreams})}
 }
 
 // Register adds the service to g, each call admitted against the
