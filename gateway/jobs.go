@@ -167,6 +167,12 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 		s.log.Info("cuzk priority served within its kind's class", "kind", req.GetProofKind().String(), "asked", req.GetPriority().String(), "priority", prio, "request_id", quoteHead(req.GetRequestId()))
 	}
 	j := proofJob{kind: kind, ref: ref, priority: prio, deadline: deadlineOf(ctx, kind, blocking)}
+	// A call whose deadline passed while its request was checked (a
+	// PoSt's native verification) stores nothing and starts nothing: no
+	// one waits for the proof.
+	if err := ctx.Err(); err != nil {
+		return proofJob{}, status.Errorf(status.FromContextError(err).Code(), "c2flow: job %s: the call ended before its input was stored (%v); nothing stored, nothing started", j.id(), err)
+	}
 	s.noteRequestID(ctx, req.GetRequestId(), j)
 	if err := s.cfg.Store.PutC1(ctx, ref, raw); err != nil {
 		return proofJob{}, status.Errorf(codes.Unavailable, "c2flow: upload the input of job %s: %v", j.id(), err)

@@ -11,6 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
 	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/post/posttest"
 	"github.com/c2flow/c2flow/filecoin/proofs"
@@ -142,6 +147,12 @@ func TestGatewayProvesPoSt(t *testing.T) {
 		t.Fatalf("Curio's request ids: %q, %q", p1.windowRequest(t, 0).RequestId, p2.windowRequest(t, 0).RequestId)
 	}
 
+	// A hostile client holds 8 Prove streams open, headers only, while
+	// Curio's requests arrive: they hold no request memory (before, the
+	// first held the budget for 2 minutes and every request was refused
+	// after 30 s), and each is dropped at the first-byte deadline.
+	idle := openIdleStreams(t, ctx, d.cuzk, 8)
+
 	var wg sync.WaitGroup
 	var r1, r2, rw *cuzkpb.AwaitProofResponse
 	var e1, e2, ew, eb error
@@ -152,6 +163,16 @@ func TestGatewayProvesPoSt(t *testing.T) {
 	wg.Wait()
 	if e1 != nil || e2 != nil || ew != nil {
 		t.Fatalf("window 1: %v; window 2: %v; winning: %v\n%s", e1, e2, ew, d.proc.output())
+	}
+	for range 8 {
+		select {
+		case err := <-idle:
+			if status.Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), "not begun") {
+				t.Errorf("a headers-only stream: %v, want DeadlineExceeded at the first-byte deadline", err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("a headers-only stream still open a minute after the requests were proved")
+		}
 	}
 	if !errors.Is(eb, errCuzkFailed) || !strings.Contains(eb.Error(), "sector 17") {
 		t.Errorf("corrupt vanilla proof: %v, want a FAILED result naming sector 17", eb)
@@ -228,4 +249,25 @@ func grepLines(out string, words ...string) string {
 		}
 	}
 	return b.String()
+}
+
+// openIdleStreams opens n Prove streams to addr on a connection of their
+// own that send their headers and nothing else, as a hostile client; each
+// one's end (the gateway's status) arrives on the channel.
+func openIdleStreams(t *testing.T, ctx context.Context, addr string, n int) <-chan error {
+	t.Helper()
+	conn, err := grpc.NewClient("dns:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ends := make(chan error, n)
+	for range n {
+		st, err := conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, cuzkpb.ProvingEngine_Prove_FullMethodName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { ends <- st.RecvMsg(&cuzkpb.ProveResponse{}) }()
+	}
+	return ends
 }
