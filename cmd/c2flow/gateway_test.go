@@ -171,7 +171,9 @@ func startDevCuzk(t testing.TB, extra ...string) *devWithCuzk {
 		"--cuzk", d.cuzk, "--profiles", "", "--stats-file", d.stats, "--filecoin-params", d.workerFilecoin,
 		"--gateway-filecoin-params", filepath.Join(dir, "gw-filecoin"), "--params", paramstest.Dir(), "--log-level", "info"}, extra...)
 	d.proc = startC2flow(t, dir, "dev", args...)
-	d.proc.waitFor("submit with:", 5*time.Minute)
+	// Cold, the development setups of every 2KiB kind come first: about
+	// 4 minutes on a loaded 2-core machine for SnapDeals' alone.
+	d.proc.waitFor("submit with:", 12*time.Minute)
 	d.filecoinParamsForProof = pipeline.FilecoinDevParamsDir(paramstest.Dir())
 	cfg := storage.Config{Endpoint: "http://" + d.s3, Region: "us-east-1", Bucket: "c2flow", AccessKey: stack.S3AccessKey, SecretKey: stack.S3SecretKey, PathStyle: true}
 	st, err := storage.Open(context.Background(), cfg)
