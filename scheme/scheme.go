@@ -211,18 +211,61 @@ type Digests struct {
 // Set is the schemes a worker runs; the first that owns a proof serves it.
 type Set []Scheme
 
-// For returns the scheme that owns proof.
+// For returns the scheme that owns proof; two schemes owning it is an
+// error, never the first one's silently (Check finds it at start).
 func (s Set) For(proof string) (Scheme, error) {
+	var owner Scheme
 	for _, sc := range s {
-		if sc.Owns(proof) {
-			return sc, nil
+		if !sc.Owns(proof) {
+			continue
 		}
+		if owner != nil {
+			return nil, fmt.Errorf("proof %q: owned by two schemes, %s and %s", proof, owner.Name(), sc.Name())
+		}
+		owner = sc
+	}
+	if owner != nil {
+		return owner, nil
 	}
 	var known []string
 	for _, sc := range s {
 		known = append(known, sc.Name()+": "+strings.Join(sc.Proofs(), ", "))
 	}
 	return nil, fmt.Errorf("proof %q: not a proof of any scheme this worker runs (%s)", proof, strings.Join(known, "; "))
+}
+
+// Check checks that every proof a scheme lists is its own and no other
+// scheme's, and that every request kind has one Admitter: a set where two
+// schemes claim one name would serve it by whichever came first.
+func (s Set) Check() error {
+	var errs []error
+	for i, sc := range s {
+		if len(sc.Proofs()) == 0 {
+			errs = append(errs, fmt.Errorf("scheme %s lists no proof", sc.Name()))
+		}
+		for _, p := range sc.Proofs() {
+			if !sc.Owns(p) {
+				errs = append(errs, fmt.Errorf("scheme %s lists proof %q but does not own it", sc.Name(), p))
+			}
+			for j, other := range s {
+				if j != i && other.Owns(p) {
+					errs = append(errs, fmt.Errorf("proof %q: scheme %s lists it and scheme %s owns it too", p, sc.Name(), other.Name()))
+				}
+			}
+		}
+	}
+	kinds := map[string]string{}
+	for _, sc := range s {
+		if a, ok := sc.(Admitter); ok {
+			for _, k := range a.Kinds() {
+				if prev, dup := kinds[k]; dup {
+					errs = append(errs, fmt.Errorf("request kind %q: admitted by schemes %s and %s", k, prev, sc.Name()))
+				}
+				kinds[k] = sc.Name()
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // EnsureKeys is Scheme.EnsureKeys of each proof, once each, by the scheme
