@@ -32,7 +32,7 @@ SLOW_TESTS := ./integration ./cmd/c2flow ./filecoin/circuit ./filecoin/snark ./a
 test:
 	mkdir -p .c2flow
 	$(GO) build -o .c2flow/testreport ./cmd/internal/testreport
-	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -count=1 -timeout 30m -json $(SLOW_TESTS) ./... 2>&1 | \
+	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -count=1 -timeout 40m -json $(SLOW_TESTS) ./... 2>&1 | \
 		.c2flow/testreport -log .c2flow/test.log; \
 		rc=$$?; echo "full test log: .c2flow/test.log"; exit $$rc
 
