@@ -164,14 +164,15 @@ func (t Timeouts) WithDefaults() Timeouts {
 
 // UrgentTimeouts are the timeouts of a short proof that is worthless late
 // (a WinningPoSt, due within its epoch): a host that stops heartbeating
-// for 10 s is given up and the proof made again elsewhere, and no phase
+// for 10 s, or leaves its own queue untaken for 10 s, is given up and the
+// proof made again elsewhere (docs/failure-modes.md), and no phase
 // may run for more than a couple of minutes. For such a batch (Priority 1
 // or 2, one small partition) a lost witness costs seconds, a late proof
 // the block. Not for an urgent C2: its witness still costs minutes to
 // remake, so priority orders its queues and the defaults stay.
 func UrgentTimeouts() Timeouts {
 	return Timeouts{Synth: 2 * time.Minute, Device: time.Minute, Finalize: time.Minute,
-		Heartbeat: 10 * time.Second, HostQueue: 15 * time.Second}
+		Heartbeat: 10 * time.Second, HostQueue: 10 * time.Second}
 }
 
 // SectorRef names a sector and its C1 in storage. A sector is (prover id,

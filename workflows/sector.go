@@ -192,7 +192,7 @@ func (p *partitionRun) run(ctx workflow.Context) ([]byte, error) {
 			return proof, nil
 		}
 		p.pr.Error = brief(err)
-		release(ctx, held)
+		p.releaseFailed(ctx, held, err)
 		if ctx.Err() != nil || temporal.IsCanceledError(err) {
 			return nil, err
 		}
@@ -202,6 +202,26 @@ func (p *partitionRun) run(ctx workflow.Context) ([]byte, error) {
 		logger.Warn("partition lost its witness; synthesizing again", "sector", p.in.SectorRef.String(), "partition", k, "host", so.Witness.Host,
 			"failures", p.pr.Failures, "host_losses", p.pr.HostLosses, "error", err)
 	}
+}
+
+// versionLostHostRelease gates releaseFailed's not waiting for a lost
+// host: histories recorded before it waited for that release.
+const versionLostHostRelease = "release-lost-host-unawaited"
+
+// releaseFailed tells the host holding a failed attempt's witness to drop
+// it. A host presumed dead (hostLost) is not waited for: its control queue
+// has no poller, so the release could only time out (releaseOptions, 30 s),
+// and the partition must be synthesized again within its heartbeat
+// timeout (a WinningPoSt took 41 s: 10 s of heartbeat, 30 s of this wait).
+// A host that does live drops the witness itself: an abandoned device
+// phase drops it, an unclaimed one goes at its claim deadline.
+func (p *partitionRun) releaseFailed(ctx workflow.Context, w job.WitnessLocation, err error) {
+	if w.ControlQueue != "" && hostLost(err) &&
+		workflow.GetVersion(ctx, versionLostHostRelease, workflow.DefaultVersion, 1) == 1 {
+		startRelease(ctx, w)
+		return
+	}
+	release(ctx, w)
 }
 
 // synthesize runs one synthesis (ActSynthesize) on any host with room.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -42,6 +43,9 @@ type fakes struct {
 	synthCount map[int]int
 	// synthQueues counts the task queues syntheses were scheduled on.
 	synthQueues map[string]int
+	// synthAt is when each synthesis started, on the workflow clock.
+	synthAt []time.Time
+	clock   func() time.Time
 }
 
 func newFakes(partitions int) *fakes {
@@ -70,6 +74,9 @@ func (f *fakes) register(env interface {
 		f.mu.Lock()
 		f.synthCount[in.Partition]++
 		f.synthQueues[activity.GetInfo(ctx).TaskQueue]++
+		if f.clock != nil {
+			f.synthAt = append(f.synthAt, f.clock())
+		}
 		n := f.synthCount[in.Partition]
 		f.mu.Unlock()
 		if f.synthFail != nil {
@@ -131,6 +138,7 @@ func sectorEnv(t *testing.T, f *fakes) *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	workflows.Register(env)
 	f.register(env)
+	f.clock = env.Now
 	return env
 }
 
@@ -489,5 +497,41 @@ func TestSectorFailureIsOneLine(t *testing.T) {
 	}
 	if strings.Count(msg, "no proving keys") != 1 {
 		t.Errorf("the cause is repeated: %q", msg)
+	}
+}
+
+// A WinningPoSt's prove worker killed in its device phase: Temporal times
+// the phase out on its heartbeat (10 s), and the partition is synthesized
+// again at once, not after the release sent to the dead host's control
+// queue has timed out (30 s: the takeover took 41 s).
+func TestDeadHostTakeoverWithinUrgentHeartbeat(t *testing.T) {
+	f := newFakes(1)
+	f.deviceFail = func(k, n int) error {
+		if n == 1 {
+			return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+		}
+		return nil
+	}
+	env := sectorEnv(t, f)
+	// Nobody polls the dead host's control queue: its release ends only
+	// at its schedule-to-close timeout.
+	env.OnActivity(job.ActRelease, mock.Anything, mock.Anything).After(30 * time.Second).Return(nil)
+	in := sector
+	in.Order.Priority = 1
+	in.Timeouts = job.UrgentTimeouts()
+	start := env.Now()
+	env.ExecuteWorkflow(job.SectorWorkflowName, in)
+	var res job.SectorResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.synthAt) != 2 || res.Partitions[0].HostLosses != 1 {
+		t.Fatalf("%d syntheses, %d host losses; want 2, 1", len(f.synthAt), res.Partitions[0].HostLosses)
+	}
+	if d := f.synthAt[1].Sub(start); d >= time.Second {
+		t.Errorf("synthesized again %v after the device phase's heartbeat timeout, want at once", d)
+	}
+	if d := res.Finished.Sub(res.Started); d >= in.Timeouts.Heartbeat {
+		t.Errorf("the sector ended %v after its host died, waiting for the dead host's release", d)
 	}
 }
