@@ -81,6 +81,9 @@ const (
 	ErrInvalidProof = "InvalidProof"
 	// ErrNoKeys: the worker has no proving keys for the profile.
 	ErrNoKeys = "NoKeys"
+	// ErrDeadlinePassed is non-retryable: the job's deadline (a PoSt's
+	// call's) passed, so its proof is worthless and no phase of it runs.
+	ErrDeadlinePassed = "DeadlinePassed"
 	// ErrHostLost: the activity was canceled on its worker, not by
 	// Temporal (a starved host's heartbeat gave up, a shutdown): counted
 	// on the host-loss budget, like a heartbeat timeout.
@@ -248,6 +251,10 @@ type BatchInput struct {
 	// run, carried across continue-as-new): within a priority, older
 	// submissions' sectors get devices first.
 	Submitted time.Time `json:"submitted,omitempty"`
+	// Deadline, where set (a PoSt call's), is when the batch's proofs
+	// become worthless: no phase starts after it and its witnesses are
+	// dropped at it (the batch's execution timeout is the same instant).
+	Deadline time.Time `json:"deadline,omitempty"`
 }
 
 // SynthQueue is the synthesis queue of a batch priority: the urgent one
@@ -277,6 +284,8 @@ type SectorInput struct {
 	PartitionRetries int      `json:"partition_retries"`
 	HostLossRetries  int      `json:"host_loss_retries,omitempty"`
 	Timeouts         Timeouts `json:"timeouts"`
+	// Deadline is the batch's (BatchInput.Deadline): zero, none.
+	Deadline time.Time `json:"deadline,omitempty"`
 }
 
 // DeviceOrder ranks a sector's partitions' claim on devices: the batch's
@@ -405,6 +414,10 @@ type (
 		// Temporal's database was down) and the host drops it rather
 		// than hold its budget until the witness TTL. Zero: no bound.
 		ClaimWithin time.Duration `json:"claim_within,omitempty"`
+		// Deadline is the job's (SectorInput.Deadline): a synthesis
+		// refuses to start or to keep its witness past it, and the host
+		// drops the witness at it. Zero: none.
+		Deadline time.Time `json:"deadline,omitempty"`
 	}
 	SynthOutput struct {
 		Witness WitnessLocation `json:"witness"`
@@ -419,6 +432,9 @@ type (
 		SectorRef
 		Order     DeviceOrder `json:"order,omitempty"`
 		Partition int         `json:"partition,omitempty"`
+		// Deadline is the job's: the device phase and finalize refuse to
+		// run past it (zero: none).
+		Deadline time.Time `json:"deadline,omitempty"`
 	}
 	DeviceOutput struct {
 		// MovedTo is set when the witness moved to this device host

@@ -193,7 +193,7 @@ func (b *batch) startChild(ctx, childCtx workflow.Context, sel workflow.Selector
 	cctx := workflow.WithChildOptions(childCtx, sectorChildOptions(ref, b.in.Priority))
 	f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
 		BatchID: b.in.BatchID, Order: job.DeviceOrder{Priority: b.in.Priority, Submitted: b.in.Submitted, Seq: seq}, SectorRef: ref,
-		PartitionRetries: b.in.PartitionRetries, HostLossRetries: b.in.HostLossRetries, Timeouts: b.in.Timeouts})
+		PartitionRetries: b.in.PartitionRetries, HostLossRetries: b.in.HostLossRetries, Timeouts: b.in.Timeouts, Deadline: b.in.Deadline})
 	sel.AddFuture(f, func(f workflow.Future) {
 		b.inFlight--
 		b.record(b.sectorResult(ctx, ref, start, f))

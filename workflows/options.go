@@ -104,13 +104,19 @@ func releaseOptions(controlQueue string) workflow.ActivityOptions {
 
 // sectorChildOptions: a batch's sector workflow, its ID the sector's
 // identity (one run at a time per identity, whatever batch submits it; a
-// completed one may run again when its C2 was missing or bad).
+// completed one may run again when its C2 was missing or bad). A batch
+// that closes with sectors in flight (its deadline, its execution timeout,
+// passed; an operator terminated it) cancels them rather than terminating
+// them: a canceled sector releases the witnesses it left on hosts, a
+// terminated one cannot. The policy is not part of the command replay
+// checks.
 func sectorChildOptions(ref job.SectorRef, priority int) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
 		WorkflowID:            job.SectorWorkflowID(ref),
 		TaskQueue:             job.QueueWorkflow,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WaitForCancellation:   true,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		Priority:              temporal.Priority{PriorityKey: job.TaskPriority(priority)},
 	}
 }

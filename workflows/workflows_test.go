@@ -46,6 +46,8 @@ type fakes struct {
 	// synthAt is when each synthesis started, on the workflow clock.
 	synthAt []time.Time
 	clock   func() time.Time
+	// synthIn is the last synthesis's input.
+	synthIn job.SynthInput
 }
 
 func newFakes(partitions int) *fakes {
@@ -77,6 +79,7 @@ func (f *fakes) register(env interface {
 		if f.clock != nil {
 			f.synthAt = append(f.synthAt, f.clock())
 		}
+		f.synthIn = in
 		n := f.synthCount[in.Partition]
 		f.mu.Unlock()
 		if f.synthFail != nil {
@@ -533,5 +536,62 @@ func TestDeadHostTakeoverWithinUrgentHeartbeat(t *testing.T) {
 	}
 	if d := res.Finished.Sub(res.Started); d >= in.Timeouts.Heartbeat {
 		t.Errorf("the sector ended %v after its host died, waiting for the dead host's release", d)
+	}
+}
+
+// A sector whose deadline passes in its device phase (a WinningPoSt's
+// call gave up) stops at once: the phase is canceled, the witness its
+// host holds is released, nothing more runs or is stored, and the sector
+// fails DeadlinePassed.
+func TestSectorStopsAtItsDeadline(t *testing.T) {
+	f := newFakes(1)
+	env := sectorEnv(t, f)
+	env.OnActivity(job.ActDevicePhase, mock.Anything, mock.Anything).After(time.Minute).Return(job.DeviceOutput{}, nil)
+	var device job.HandleInput
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		if info.ActivityType.Name == job.ActDevicePhase {
+			args.Get(&device)
+		}
+	})
+	in := sector
+	in.Order.Priority = 1
+	in.Timeouts = job.UrgentTimeouts()
+	in.Deadline = env.Now().Add(5 * time.Second)
+	env.ExecuteWorkflow(job.SectorWorkflowName, in)
+	err := env.GetWorkflowError()
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != job.ErrDeadlinePassed {
+		t.Fatalf("got %v, want a DeadlinePassed error", err)
+	}
+	if !f.synthIn.Deadline.Equal(in.Deadline) {
+		t.Errorf("the synthesis's deadline is %v, want the sector's %v", f.synthIn.Deadline, in.Deadline)
+	}
+	if n := f.count(job.ActRelease); n != 1 {
+		t.Errorf("%d releases, want 1: the witness of the canceled device phase", n)
+	}
+	if n := f.count(job.ActFinalize) + f.count(job.ActStoreC2); n != 0 || f.count(job.ActSynthesize) != 1 {
+		t.Errorf("ran past the deadline: %v", f.calls)
+	}
+	if d := env.Now().Sub(in.Deadline); d < 0 || d >= time.Second {
+		t.Errorf("the sector ended %v after its deadline, want at it", d)
+	}
+	if !device.Deadline.Equal(in.Deadline) {
+		t.Errorf("the device phase's deadline is %v, want the sector's %v", device.Deadline, in.Deadline)
+	}
+}
+
+// A sector started past its deadline runs nothing.
+func TestSectorPastItsDeadlineRunsNothing(t *testing.T) {
+	f := newFakes(1)
+	env := sectorEnv(t, f)
+	in := sector
+	in.Deadline = env.Now().Add(-time.Second)
+	env.ExecuteWorkflow(job.SectorWorkflowName, in)
+	var ae *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &ae) || ae.Type() != job.ErrDeadlinePassed {
+		t.Fatalf("got %v, want a DeadlinePassed error", err)
+	}
+	if len(f.calls) != 0 {
+		t.Fatalf("ran past the deadline: %v", f.calls)
 	}
 }
