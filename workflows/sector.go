@@ -300,7 +300,7 @@ func (p *partitionRun) prove(ctx workflow.Context, w job.WitnessLocation) ([]byt
 	}
 	var fo job.FinalizeOutput
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(held.FinalizeQueue, p.t.Finalize, 3, p.t)), job.ActFinalize,
-		job.HandleInput{Witness: held, Deadline: p.in.Deadline}).Get(ctx, &fo); err != nil {
+		job.HandleInput{Witness: held, SectorRef: p.in.SectorRef, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &fo); err != nil {
 		return nil, held, err
 	}
 	p.pr.FinalizeMS, p.pr.Done, p.pr.Error, p.pr.FinalizedAt = fo.FinalizeMS, true, "", workflow.Now(ctx)
