@@ -141,6 +141,12 @@ type Timeouts struct {
 	// past it the host is presumed gone and the partition is synthesized
 	// again elsewhere, on its host-loss budget.
 	HostQueue time.Duration
+	// FinalizeAttempts bounds a finalize's attempts on its host (0: 3). A
+	// retry answers a lost completion with the proof already made, sparing
+	// a synthesis; but after a dead host's heartbeat timeout the retry
+	// waits HostQueue on that host's queue before the partition is
+	// synthesized again. A proof cheap to synthesize again takes 1.
+	FinalizeAttempts int32 `json:",omitempty"`
 }
 
 // Default timeouts (Timeouts.WithDefaults): a C2's. A stall shorter than
@@ -162,6 +168,9 @@ func (t Timeouts) WithDefaults() Timeouts {
 	def(&t.Finalize, time.Hour)
 	def(&t.Heartbeat, DefaultHeartbeat)
 	def(&t.HostQueue, DefaultHostQueue)
+	if t.FinalizeAttempts == 0 {
+		t.FinalizeAttempts = 3
+	}
 	return t
 }
 
@@ -175,7 +184,7 @@ func (t Timeouts) WithDefaults() Timeouts {
 // remake, so priority orders its queues and the defaults stay.
 func UrgentTimeouts() Timeouts {
 	return Timeouts{Synth: 2 * time.Minute, Device: time.Minute, Finalize: time.Minute,
-		Heartbeat: 10 * time.Second, HostQueue: 10 * time.Second}
+		Heartbeat: 10 * time.Second, HostQueue: 10 * time.Second, FinalizeAttempts: 1}
 }
 
 // SectorRef names a sector and its C1 in storage. A sector is (prover id,

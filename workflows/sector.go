@@ -299,7 +299,7 @@ func (p *partitionRun) prove(ctx workflow.Context, w job.WitnessLocation) ([]byt
 		p.pr.DeviceHost = held.Host
 	}
 	var fo job.FinalizeOutput
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(held.FinalizeQueue, p.t.Finalize, 3, p.t)), job.ActFinalize,
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(held.FinalizeQueue, p.t.Finalize, p.t.FinalizeAttempts, p.t)), job.ActFinalize,
 		job.HandleInput{Witness: held, SectorRef: p.in.SectorRef, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &fo); err != nil {
 		return nil, held, err
 	}

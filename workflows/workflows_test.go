@@ -48,6 +48,8 @@ type fakes struct {
 	clock   func() time.Time
 	// synthIn is the last synthesis's input.
 	synthIn job.SynthInput
+	// finalizeFail returns an error for the n-th finalize (from 1).
+	finalizeFail func(n int) error
 }
 
 func newFakes(partitions int) *fakes {
@@ -114,6 +116,11 @@ func (f *fakes) register(env interface {
 	}, activity.RegisterOptions{Name: job.ActDevicePhase})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
 		inc(job.ActFinalize)
+		if f.finalizeFail != nil {
+			if err := f.finalizeFail(f.count(job.ActFinalize)); err != nil {
+				return job.FinalizeOutput{}, err
+			}
+		}
 		return job.FinalizeOutput{Proof: []byte(in.Witness.Handle), FinalizeMS: 3}, nil
 	}, activity.RegisterOptions{Name: job.ActFinalize})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
@@ -593,5 +600,36 @@ func TestSectorPastItsDeadlineRunsNothing(t *testing.T) {
 	}
 	if len(f.calls) != 0 {
 		t.Fatalf("ran past the deadline: %v", f.calls)
+	}
+}
+
+// Killed in its finalize, a WinningPoSt's host is given up on the
+// finalize's heartbeat timeout: the finalize is not tried again on the
+// dead host's queue (a retry there would wait the host-queue timeout
+// more), the partition is synthesized again. A C2's finalize is retried
+// on its host, sparing minutes of synthesis.
+func TestUrgentFinalizeNotRetriedOnADeadHost(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		timeouts             job.Timeouts
+		finalizes, syntheses int
+	}{{"urgent", job.UrgentTimeouts(), 2, 2}, {"default", job.Timeouts{}, 2, 1}} {
+		f := newFakes(1)
+		f.finalizeFail = func(n int) error {
+			if n == 1 {
+				return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+			}
+			return nil
+		}
+		env := sectorEnv(t, f)
+		in := sector
+		in.Timeouts = c.timeouts
+		env.ExecuteWorkflow(job.SectorWorkflowName, in)
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got, want := [2]int{f.count(job.ActFinalize), f.count(job.ActSynthesize)}, [2]int{c.finalizes, c.syntheses}; got != want {
+			t.Errorf("%s: %d finalizes, %d syntheses; want %d, %d", c.name, got[0], got[1], want[0], want[1])
+		}
 	}
 }
