@@ -99,6 +99,58 @@ func TestKillWorkerMidPhase(t *testing.T) {
 	}
 }
 
+// kill -9 of a prove worker as an urgent one-partition sector (priority
+// 1, job.UrgentTimeouts: how the gateway submits a WinningPoSt) takes its
+// device, a second prove worker up: the partition is taken over on the
+// 10 s urgent heartbeat, and the proof arrives within 10 s plus its idle
+// time of the kill. It took 41 s: the workflow waited 30 s for a release
+// sent to the dead host's control queue before synthesizing again.
+func TestKillWorkerUrgentTakeover(t *testing.T) {
+	s := newStack(t, "2KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s.startWorker("wf", activities.Config{Roles: []string{activities.RoleWorkflow}})
+	pauseFile := filepath.Join(t.TempDir(), "paused")
+	a := s.startWorker("a", activities.Config{Roles: []string{activities.RoleProve}, PartitionWorkers: 1,
+		Hooks: &activities.Hooks{PauseAt: "device", PauseFile: pauseFile}})
+	submit := func(id string, sector uint64) func() job.SectorResult {
+		t.Helper()
+		ref := s.putC1(poreptest.Sector(t, "2KiB", sector).C1())
+		if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: id, Priority: 1, Timeouts: job.UrgentTimeouts()}); err != nil {
+			t.Fatal(err)
+		}
+		return func() job.SectorResult {
+			t.Helper()
+			res, err := batch.Wait(ctx, s.client, id, 100*time.Millisecond, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := res.Sectors[0]; r.Status != job.StatusProved {
+				t.Fatalf("%s: %s %s", id, r.Status, r.Error)
+			}
+			return res.Sectors[0]
+		}
+	}
+	wait := submit("urgent-kill", 330)
+	waitFile(t, pauseFile, 2*time.Minute)
+	s.startWorker("b", activities.Config{Roles: []string{activities.RoleProve}, PartitionWorkers: 1}).
+		waitStats(time.Minute, func(activities.Stats) bool { return true }) // polling
+	a.kill()
+	killed := time.Now()
+	r := wait()
+	after := time.Since(killed)
+	if n := redone(r); n != 1 {
+		t.Errorf("%d partitions synthesized again, want the 1 the dead host held", n)
+	}
+	t0 := time.Now()
+	submit("urgent-idle", 331)()
+	idle := time.Since(t0)
+	t.Logf("kill -9 in an urgent device phase: proved %v after the kill; alone, %v", after.Round(time.Millisecond), idle.Round(time.Millisecond))
+	if limit := job.UrgentTimeouts().Heartbeat + idle + 3*time.Second; after > limit {
+		t.Errorf("proved %v after the kill, want within %v (the urgent heartbeat, the proof's idle time, 3 s)", after.Round(time.Millisecond), limit)
+	}
+}
+
 // The S3 server stops for a few seconds mid-batch and comes back.
 func TestS3OutageMidBatch(t *testing.T) {
 	s := newStack(t, "32KiB")
