@@ -340,6 +340,8 @@ func (h *Host) pause(ctx context.Context, phase string) error {
 // ValidateC1 is the ValidateC1 activity: strict decoding and native
 // verification of a sector's C1 before any synthesis.
 func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+	ctx, stop := h.heartbeat(ctx, nil)
+	defer stop()
 	out, err := h.validateC1(ctx, in)
 	return out, h.observe(ctx, job.ActValidateC1, err)
 }
@@ -797,6 +799,8 @@ func (h *Host) Release(ctx context.Context, in job.HandleInput) error {
 // StoreC2 is the StoreC2 activity: the sector's C2, assembled, verified
 // and stored conditionally (Phases.Store).
 func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
+	ctx, stop := h.heartbeat(ctx, nil)
+	defer stop()
 	out, err := h.Phases.Store(ctx, in)
 	switch {
 	case err == nil:
@@ -810,6 +814,8 @@ func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput,
 // LookupC2 is the LookupC2 activity: whether a sector's C2 is stored and
 // can be trusted (Phases.Lookup).
 func (h *Host) LookupC2(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+	ctx, stop := h.heartbeat(ctx, nil)
+	defer stop()
 	out, err := h.Phases.Lookup(ctx, ref)
 	return out, h.observe(ctx, job.ActLookupC2, err)
 }

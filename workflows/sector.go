@@ -126,7 +126,7 @@ func (s *sectorRun) fail(ctx workflow.Context, status string, err error) (job.Se
 // partition count.
 func (s *sectorRun) validate(ctx workflow.Context) (job.ValidateOutput, error) {
 	var v job.ValidateOutput
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, validateOptions), job.ActValidateC1, s.in).Get(ctx, &v); err != nil {
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, validateOptions(s.t)), job.ActValidateC1, s.in).Get(ctx, &v); err != nil {
 		return v, fmt.Errorf("%s: %w", s.in.SectorRef, err)
 	}
 	s.res.Profile = v.Profile
@@ -177,7 +177,7 @@ func (s *sectorRun) store(ctx workflow.Context, v job.ValidateOutput, proofs [][
 		ref.Profile = v.Profile
 	}
 	var so job.StoreOutput
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(storeCtx, storeOptions), job.ActStoreC2,
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(storeCtx, storeOptions(s.t)), job.ActStoreC2,
 		job.StoreInput{SectorRef: ref, Proofs: proofs, Partitions: s.res.Partitions}).Get(ctx, &so)
 	if err != nil {
 		return s.fail(ctx, job.StatusFailed, fmt.Errorf("%s: store C2: %w", s.in.SectorRef, err))

@@ -633,3 +633,35 @@ func TestUrgentFinalizeNotRetriedOnADeadHost(t *testing.T) {
 		}
 	}
 }
+
+// Every activity of an urgent batch, the workflow queue's too (lookup,
+// validate, store), heartbeats on the urgent timeout: a workflow worker
+// that dies in one is given up in 10 s, not at its start-to-close timeout
+// (5 to 10 minutes).
+func TestUrgentBatchHeartbeatsEverywhere(t *testing.T) {
+	hb := map[string]time.Duration{}
+	run := func(name string, in any) {
+		env := sectorEnv(t, newFakes(1))
+		var mu sync.Mutex
+		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			mu.Lock()
+			hb[info.ActivityType.Name] = info.HeartbeatTimeout
+			mu.Unlock()
+		})
+		env.ExecuteWorkflow(name, in)
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The test environment tells of the activities of the workflow it
+	// runs, not of its children: the sector's are run on their own.
+	run(job.BatchWorkflowName, job.BatchInput{BatchID: "b", Priority: 1, Timeouts: job.UrgentTimeouts(), Sectors: []job.SectorRef{sector.SectorRef}})
+	in := sector
+	in.Order.Priority, in.Timeouts = 1, job.UrgentTimeouts()
+	run(job.SectorWorkflowName, in)
+	for _, a := range []string{job.ActLookupC2, job.ActValidateC1, job.ActSynthesize, job.ActDevicePhase, job.ActFinalize, job.ActStoreC2} {
+		if got := hb[a]; got != job.UrgentTimeouts().Heartbeat {
+			t.Errorf("%s: heartbeat timeout %v, want the urgent %v", a, got, job.UrgentTimeouts().Heartbeat)
+		}
+	}
+}
