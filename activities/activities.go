@@ -86,13 +86,59 @@ type HostStats struct {
 	Replayed int `json:"finalize_replayed,omitempty"`
 	Spilled  int `json:"spilled,omitempty"` // witnesses written for device hosts
 	Loaded   int `json:"loaded,omitempty"`  // spilled witnesses proved here
+	// Released witnesses were dropped at their workflow's request (Release:
+	// their partition failed, was canceled, or its witness moved on).
+	Released int `json:"released_witnesses,omitempty"`
+	// Lapsed witnesses were dropped because their job's deadline passed:
+	// held ones at the deadline, from the host itself, and syntheses that
+	// finished past it, never stored.
+	Lapsed int `json:"lapsed_witnesses,omitempty"`
 }
 
 // NewHost returns a host running phases on slots within budget.
 func NewHost(id string, phases Phases, slots *gpu.Slots, budget *Budget, log *slog.Logger) *Host {
-	return &Host{ID: id, Phases: phases, Slots: slots, Budget: budget, Log: log.With("host", id),
+	h := &Host{ID: id, Phases: phases, Slots: slots, Budget: budget, Log: log.With("host", id),
 		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget, log: log},
 		validateSlots: newPrioSlots(2)}
+	h.ws.onLapse = func(w *witness) { h.lapsed(w.ref, w.k, w.deadline, "held") }
+	return h
+}
+
+// lapsed counts and logs, once, a witness dropped because its job's
+// deadline passed: held (dropped at the deadline) or synthesized late
+// (never stored).
+func (h *Host) lapsed(ref job.SectorRef, k int, deadline time.Time, how string) {
+	h.count(func(s *HostStats) { s.Lapsed++ })
+	h.Log.Warn("WITNESS_LAPSED: witness dropped, its job's deadline passed", "sector", ref.String(), "partition", k, "deadline", deadline.UTC(), "witness", how)
+}
+
+// deadlinePassed refuses op on a job whose deadline has passed: its proof
+// is worthless, so it is not retried.
+func deadlinePassed(op string, deadline time.Time) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: its job's deadline passed at %s, %v ago", op,
+		deadline.UTC().Format(time.RFC3339Nano), time.Since(deadline).Round(time.Millisecond)), job.ErrDeadlinePassed, nil)
+}
+
+// untilDeadline bounds ctx by a job's deadline (zero: none), or refuses
+// op at once past it.
+func untilDeadline(ctx context.Context, deadline time.Time, op string) (context.Context, context.CancelFunc, error) {
+	if deadline.IsZero() {
+		return ctx, func() {}, nil
+	}
+	if !time.Now().Before(deadline) {
+		return ctx, func() {}, deadlinePassed(op, deadline)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	return ctx, cancel, nil
+}
+
+// overDeadline names err, an activity's end under untilDeadline's ctx, as
+// DeadlinePassed when the job's deadline ended it.
+func overDeadline(ctx context.Context, deadline time.Time, op string, err error) error {
+	if err == nil || deadline.IsZero() || !errors.Is(ctx.Err(), context.DeadlineExceeded) || time.Now().Before(deadline) {
+		return err
+	}
+	return deadlinePassed(op, deadline)
 }
 
 // DeviceOrder is a device phase's claim on a device, from its sector's
@@ -294,11 +340,24 @@ func (h *Host) pause(ctx context.Context, phase string) error {
 // ValidateC1 is the ValidateC1 activity: strict decoding and native
 // verification of a sector's C1 before any synthesis.
 func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+	ctx, stop := h.heartbeat(ctx, nil)
+	defer stop()
 	out, err := h.validateC1(ctx, in)
 	return out, h.observe(ctx, job.ActValidateC1, err)
 }
 
 func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+	op := "validate " + in.SectorRef.String()
+	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
+	if err != nil {
+		return job.ValidateOutput{}, err
+	}
+	defer cancel()
+	out, err := h.validate(ctx, in)
+	return out, overDeadline(ctx, in.Deadline, op, err)
+}
+
+func (h *Host) validate(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
 	// A few validations at once: each holds a whole C1 and its decoding.
 	// Priority 1 takes no slot: it never waits behind a batch of PoRep's.
 	if p := job.TaskPriority(in.Order.Priority); p != gpu.Urgent {
@@ -386,7 +445,14 @@ func (h *Host) synthesizeWithin(ctx context.Context, in job.SynthInput, budget *
 		return fmt.Sprintf("synthesizing %d/%d for %v", in.SectorID, in.Partition, time.Since(t0).Round(time.Second))
 	})
 	defer stop()
-	return h.synthesize(ctx, in, budget)
+	op := fmt.Sprintf("synthesize %s partition %d", in.SectorRef, in.Partition)
+	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
+	if err != nil {
+		return job.SynthOutput{}, err
+	}
+	defer cancel()
+	out, err := h.synthesize(ctx, in, budget)
+	return out, overDeadline(ctx, in.Deadline, op, err)
 }
 
 func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget) (job.SynthOutput, error) {
@@ -414,6 +480,12 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 	// One timing line per synthesis, whatever the scheme (bench stats and
 	// the simulation's model read it).
 	h.Log.Info("SYNTH_END", "partition", s.Partition(), "bytes", s.Bytes(), "synth_ms", s.SynthTime().Milliseconds())
+	if !in.Deadline.IsZero() && !time.Now().Before(in.Deadline) {
+		// Finished too late to be of use: nobody may come for it, so it is
+		// never stored (its budget goes back on return).
+		h.lapsed(in.SectorRef, in.Partition, in.Deadline, "synthesized late")
+		return job.SynthOutput{}, deadlinePassed(fmt.Sprintf("synthesize %s partition %d", in.SectorRef, in.Partition), in.Deadline)
+	}
 	if h.spillOut {
 		out, err := h.spillWitness(ctx, in, s, n, budget)
 		held = err == nil
@@ -421,7 +493,7 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 	}
 	// The witness holds its packed bytes from now: the rest of what the
 	// synthesis reserved goes back to the budget.
-	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: s.Bytes(), budget: budget}
+	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: s.Bytes(), budget: budget, deadline: in.Deadline}
 	if in.ClaimWithin > 0 {
 		w.dropAt = time.Now().Add(claimDeadline(in.ClaimWithin))
 	}
@@ -448,7 +520,7 @@ func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n 
 	// The spilled witness's packed bytes stay in this host's budget until
 	// the workflow releases them: a synthesis host does not outrun the
 	// device hosts.
-	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: s.Bytes(), spill: key, budget: budget}
+	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: s.Bytes(), spill: key, budget: budget, deadline: in.Deadline}
 	budget.Hold(n, w.bytes)
 	handle := h.ws.put(w)
 	h.count(func(st *HostStats) { st.Syntheses++; st.Spilled++ })
@@ -494,7 +566,7 @@ func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, err
 	// Not in this host's budget: the synthesis host counts it until the
 	// workflow releases it there; here the device queue's concurrency
 	// bounds what is loaded.
-	return h.ws.put(&witness{ref: in.SectorRef, k: in.Partition, solved: s, loaded: true}), nil
+	return h.ws.put(&witness{ref: in.SectorRef, k: in.Partition, solved: s, loaded: true, deadline: in.Deadline}), nil
 }
 
 func (h *Host) witnessLost(handle, phase string) error {
@@ -509,8 +581,25 @@ func (h *Host) witnessLost(handle, phase string) error {
 func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
 	ctx, stop := h.heartbeat(ctx, func() any { return fmt.Sprintf("device phase %d/%d", in.SectorID, in.Partition) })
 	defer stop()
-	out, err := h.devicePhase(ctx, in)
+	out, err := withinDeadline(ctx, h, in, "device phase", func(ctx context.Context) (job.DeviceOutput, error) { return h.devicePhase(ctx, in) })
 	return out, h.observe(ctx, job.ActDevicePhase, err)
+}
+
+// withinDeadline runs a phase of a held witness (f) until its job's
+// deadline; past it, the phase is refused and the witness dropped at once.
+func withinDeadline[T any](ctx context.Context, h *Host, in job.HandleInput, phase string, f func(context.Context) (T, error)) (T, error) {
+	op := fmt.Sprintf("%s of %s partition %d", phase, in.SectorRef, in.Partition)
+	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
+	if err != nil {
+		if in.Witness.Spill == "" {
+			h.ws.lapse(in.Witness.Handle)
+		}
+		var zero T
+		return zero, err
+	}
+	defer cancel()
+	v, err := f(ctx)
+	return v, overDeadline(ctx, in.Deadline, op, err)
 }
 
 func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
@@ -609,7 +698,7 @@ func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *g
 func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
 	ctx, stop := h.heartbeat(ctx, func() any { return fmt.Sprintf("finalize %d/%d", in.SectorID, in.Partition) })
 	defer stop()
-	out, err := h.finalize(ctx, in)
+	out, err := withinDeadline(ctx, h, in, "finalize", func(ctx context.Context) (job.FinalizeOutput, error) { return h.finalize(ctx, in) })
 	return out, h.observe(ctx, job.ActFinalize, err)
 }
 
@@ -700,13 +789,18 @@ func claimDeadline(within time.Duration) time.Duration { return 2*within + 30*ti
 // longer needs (its partition failed or was canceled), returning its
 // budget now rather than at expiry.
 func (h *Host) Release(ctx context.Context, in job.HandleInput) error {
-	h.ws.dropWhenIdle(in.Witness.Handle)
+	if h.ws.dropWhenIdle(in.Witness.Handle) {
+		h.count(func(s *HostStats) { s.Released++ })
+		h.Log.Info("WITNESS_RELEASED: witness dropped at its workflow's request", "witness", in.Witness.Handle)
+	}
 	return nil
 }
 
 // StoreC2 is the StoreC2 activity: the sector's C2, assembled, verified
 // and stored conditionally (Phases.Store).
 func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
+	ctx, stop := h.heartbeat(ctx, nil)
+	defer stop()
 	out, err := h.Phases.Store(ctx, in)
 	switch {
 	case err == nil:
@@ -720,6 +814,8 @@ func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput,
 // LookupC2 is the LookupC2 activity: whether a sector's C2 is stored and
 // can be trusted (Phases.Lookup).
 func (h *Host) LookupC2(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+	ctx, stop := h.heartbeat(ctx, nil)
+	defer stop()
 	out, err := h.Phases.Lookup(ctx, ref)
 	return out, h.observe(ctx, job.ActLookupC2, err)
 }

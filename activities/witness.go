@@ -36,6 +36,10 @@ type witness struct {
 	busy    bool // an activity is using it
 	release bool // drop when the activity using it gives it back
 	once    sync.Once
+	// deadline is its job's (zero: none): lapse drops it then, from timer,
+	// whether or not its workflow is still there to release it.
+	deadline time.Time
+	timer    *time.Timer
 }
 
 // witnesses holds the host's witnesses by handle.
@@ -48,6 +52,9 @@ type witnesses struct {
 	budget    *Budget
 	spill     Spill
 	log       *slog.Logger
+	// onLapse, if set, is told of each unfinished witness dropped at its
+	// job's deadline.
+	onLapse func(*witness)
 }
 
 func newHandle() string {
@@ -61,8 +68,36 @@ func (ws *witnesses) put(w *witness) string {
 	w.created = time.Now()
 	ws.mu.Lock()
 	ws.m[h] = w
+	if !w.deadline.IsZero() {
+		w.timer = time.AfterFunc(time.Until(w.deadline), func() { ws.lapse(h) })
+	}
 	ws.mu.Unlock()
 	return h
+}
+
+// lapse drops the witness of handle h, its job's deadline passed: now, or
+// when the activity using it (which ends at the deadline too) gives it
+// back. It reports whether there was an unfinished witness to drop.
+func (ws *witnesses) lapse(h string) bool {
+	ws.mu.Lock()
+	w := ws.m[h]
+	if w == nil {
+		ws.mu.Unlock()
+		return false
+	}
+	unfinished := w.proof == nil // a kept proof goes quietly
+	busy := w.busy
+	if busy {
+		w.release = true
+	}
+	ws.mu.Unlock()
+	if !busy {
+		ws.drop(h)
+	}
+	if unfinished && ws.onLapse != nil {
+		ws.onLapse(w)
+	}
+	return unfinished
 }
 
 // take marks the witness busy and returns it; nil if unknown or busy.
@@ -91,17 +126,18 @@ func (ws *witnesses) give(w *witness) {
 }
 
 // dropWhenIdle drops a witness now, or when the activity using it gives it
-// back.
-func (ws *witnesses) dropWhenIdle(h string) {
+// back; it reports whether the host had it.
+func (ws *witnesses) dropWhenIdle(h string) bool {
 	ws.mu.Lock()
 	w := ws.m[h]
 	if w != nil && w.busy {
 		w.release = true
 		ws.mu.Unlock()
-		return
+		return true
 	}
 	ws.mu.Unlock()
 	ws.drop(h)
+	return w != nil
 }
 
 func (ws *witnesses) dropWitness(w *witness) {
@@ -145,6 +181,12 @@ func (ws *witnesses) release(w *witness) {
 // forget releases everything a dropped witness holds: its budget permit
 // and its spilled copy.
 func (ws *witnesses) forget(w *witness) {
+	ws.mu.Lock()
+	t := w.timer
+	ws.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
 	ws.release(w)
 	if w.spill != "" && ws.spill != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -327,3 +327,95 @@ func notBlocked(t *testing.T, what string, f func() error) {
 		t.Fatalf("%s waited for the taken slots", what)
 	}
 }
+
+// waitUntil polls cond until it holds or within passes.
+func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(within); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("not within %v: %s", within, what)
+		}
+	}
+}
+
+// assertDeadlinePassed fails unless err is a DeadlinePassed refusal.
+func assertDeadlinePassed(t *testing.T, what string, err error) {
+	t.Helper()
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != job.ErrDeadlinePassed || ae.NonRetryable() != true {
+		t.Fatalf("%s: %v, want a non-retryable %s error", what, err, job.ErrDeadlinePassed)
+	}
+}
+
+// A WinningPoSt whose deadline passes between its synthesis and its device
+// phase (its call gave up, its workflow timed out): the host drops the
+// witness at the deadline itself, giving its reserve back at once rather
+// than a minute later as unclaimed, and a device phase that still comes
+// is refused by name.
+func TestWitnessDroppedAtItsDeadline(t *testing.T) {
+	h, b, env := newFakeHost(t, 2)
+	deadline := time.Now().Add(300 * time.Millisecond)
+	so := synthesize(t, env, h.Synthesize, job.SynthInput{Partition: 0, ClaimWithin: 10 * time.Second, Deadline: deadline})
+	kept := synthesize(t, env, h.Synthesize, job.SynthInput{Partition: 1, ClaimWithin: 10 * time.Second})
+	if n := h.Witnesses(); n != 2 {
+		t.Fatalf("%d witnesses held before the deadline, want 2", n)
+	}
+	// Well within the sweep's claim deadline (claimDeadline(10s) = 50 s).
+	waitUntil(t, 2*time.Second, "the lapsed witness dropped", func() bool { return h.Witnesses() == 1 })
+	if st := b.Stats(); st.Held != 1 {
+		t.Fatalf("budget after the deadline: %+v, want only the other job's witness held", st)
+	}
+	if st := h.Stats(); st.Lapsed != 1 || st.Unclaimed != 0 {
+		t.Fatalf("stats %+v: want 1 lapsed witness", st)
+	}
+	_, err := env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: so.Witness, Deadline: deadline})
+	assertDeadlinePassed(t, "device phase past the deadline", err)
+	if _, err := env.ExecuteActivity(h.DevicePhase, job.HandleInput{Witness: kept.Witness, Partition: 1}); err != nil {
+		t.Fatalf("the other job's device phase: %v", err)
+	}
+	if st := h.Stats(); st.Lapsed != 1 {
+		t.Fatalf("stats %+v: the lapsed witness was counted twice", st)
+	}
+}
+
+// slowPhases synthesize for d, deaf to cancellation, as an MSM-bound
+// synthesis is.
+type slowPhases struct {
+	fakePhases
+	d time.Duration
+}
+
+func (p slowPhases) Synthesize(_ context.Context, _ job.SectorRef, k int) (Solved, error) {
+	time.Sleep(p.d)
+	return fakeSolved{k}, nil
+}
+
+// A synthesis that completes after its job's deadline stores nothing: it
+// is refused by name and the budget is back at once. Nor does a phase
+// start past the deadline.
+func TestSynthesisPastItsDeadlineStoresNothing(t *testing.T) {
+	h, b, env := newFakeHost(t, 2)
+	h.Phases = slowPhases{d: 400 * time.Millisecond}
+	deadline := time.Now().Add(100 * time.Millisecond)
+	_, err := env.ExecuteActivity(h.Synthesize, job.SynthInput{Partition: 0, Deadline: deadline})
+	assertDeadlinePassed(t, "synthesis finishing past its deadline", err)
+	if n := h.Witnesses(); n != 0 {
+		t.Fatalf("%d witnesses stored past the deadline", n)
+	}
+	if st := b.Stats(); st.Running != 0 || st.Held != 0 {
+		t.Fatalf("budget after a lapsed synthesis: %+v", st)
+	}
+	time.Sleep(400 * time.Millisecond) // the abandoned synthesis returns
+	if n := h.Witnesses(); n != 0 {
+		t.Fatalf("%d witnesses stored once the abandoned synthesis returned", n)
+	}
+	env.RegisterActivity(h.ValidateC1)
+	for _, c := range []struct {
+		name  string
+		f, in any
+	}{{"validate", h.ValidateC1, job.SectorInput{Deadline: deadline}}, {"synthesize", h.Synthesize, job.SynthInput{Deadline: deadline}},
+		{"finalize", h.Finalize, job.HandleInput{Deadline: deadline}}} {
+		_, err := env.ExecuteActivity(c.f, c.in)
+		assertDeadlinePassed(t, c.name+" started past its deadline", err)
+	}
+}

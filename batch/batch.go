@@ -114,7 +114,7 @@ func Submit(ctx context.Context, c client.Client, refs []job.SectorRef, o Option
 	if o.BatchID == "" {
 		return nil, errors.New("batch id is required")
 	}
-	in := job.BatchInput{BatchID: o.BatchID, Sectors: refs, MaxInFlight: o.MaxInFlight, PartitionRetries: o.PartitionRetries, Timeouts: o.Timeouts, Priority: o.Priority}
+	in := job.BatchInput{BatchID: o.BatchID, Sectors: refs, MaxInFlight: o.MaxInFlight, PartitionRetries: o.PartitionRetries, Timeouts: o.Timeouts, Priority: o.Priority, Deadline: o.Deadline}
 	var timeout time.Duration
 	if !o.Deadline.IsZero() {
 		if timeout = time.Until(o.Deadline); timeout <= 0 {

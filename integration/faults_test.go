@@ -99,6 +99,96 @@ func TestKillWorkerMidPhase(t *testing.T) {
 	}
 }
 
+// kill -9 of a prove worker as an urgent one-partition sector (priority
+// 1, job.UrgentTimeouts: how the gateway submits a WinningPoSt) takes its
+// device, a second prove worker up: the partition is taken over on the
+// 10 s urgent heartbeat, and the proof arrives within 10 s plus its idle
+// time of the kill. It took 41 s: the workflow waited 30 s for a release
+// sent to the dead host's control queue before synthesizing again.
+func TestKillWorkerUrgentTakeover(t *testing.T) {
+	s := newStack(t, "2KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s.startWorker("wf", activities.Config{Roles: []string{activities.RoleWorkflow}})
+	pauseFile := filepath.Join(t.TempDir(), "paused")
+	a := s.startWorker("a", activities.Config{Roles: []string{activities.RoleProve}, PartitionWorkers: 1,
+		Hooks: &activities.Hooks{PauseAt: "device", PauseFile: pauseFile}})
+	wait := s.submitUrgent(ctx, "urgent-kill", 330, time.Time{})
+	waitFile(t, pauseFile, 2*time.Minute)
+	s.startWorker("b", activities.Config{Roles: []string{activities.RoleProve}, PartitionWorkers: 1}).
+		waitStats(time.Minute, func(activities.Stats) bool { return true }) // polling
+	a.kill()
+	killed := time.Now()
+	r := wait()
+	after := time.Since(killed)
+	if n := redone(r); n != 1 {
+		t.Errorf("%d partitions synthesized again, want the 1 the dead host held", n)
+	}
+	t0 := time.Now()
+	s.submitUrgent(ctx, "urgent-idle", 331, time.Time{})()
+	idle := time.Since(t0)
+	t.Logf("kill -9 in an urgent device phase: proved %v after the kill; alone, %v", after.Round(time.Millisecond), idle.Round(time.Millisecond))
+	if limit := job.UrgentTimeouts().Heartbeat + idle + 3*time.Second; after > limit {
+		t.Errorf("proved %v after the kill, want within %v (the urgent heartbeat, the proof's idle time, 3 s)", after.Round(time.Millisecond), limit)
+	}
+}
+
+// submitUrgent submits a one-partition 2KiB test-scheme sector as the
+// gateway submits a WinningPoSt (priority 1, job.UrgentTimeouts, its
+// call's deadline, if any) and returns what waits for it to be proved.
+func (s *stack) submitUrgent(ctx context.Context, id string, sector uint64, deadline time.Time) func() job.SectorResult {
+	t := s.t
+	t.Helper()
+	ref := s.putC1(poreptest.Sector(t, "2KiB", sector).C1())
+	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: id, Priority: 1, Timeouts: job.UrgentTimeouts(), Deadline: deadline}); err != nil {
+		t.Fatal(err)
+	}
+	return func() job.SectorResult {
+		t.Helper()
+		res, err := batch.Wait(ctx, s.client, id, 100*time.Millisecond, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := res.Sectors[0]; r.Status != job.StatusProved {
+			t.Fatalf("%s: %s %s", id, r.Status, r.Error)
+		}
+		return res.Sectors[0]
+	}
+}
+
+// Five urgent batches whose deadlines (1.1-1.5 s) pass mid-proof, then
+// one with time, on a host whose urgent reserve is one partition: the
+// last is proved within 3x its idle time + 3 s, and the lapsed ones leave
+// nothing held. A lapsed synthesis finished after its workflow timed out
+// and its witness held the reserve until swept as unclaimed: the next
+// WinningPoSt took 70 s.
+func TestLapsedUrgentBatchesHoldNothing(t *testing.T) {
+	s := newStack(t, "2KiB")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	w := s.startWorker("w", activities.Config{PartitionWorkers: 2})
+	t0 := time.Now()
+	s.submitUrgent(ctx, "urgent-idle", 340, time.Time{})()
+	idle := time.Since(t0)
+	for i := range 5 {
+		s.submitUrgent(ctx, fmt.Sprintf("urgent-lapsed-%d", i), uint64(341+i), time.Now().Add(1100*time.Millisecond+time.Duration(i)*100*time.Millisecond))
+	}
+	t0 = time.Now()
+	s.submitUrgent(ctx, "urgent-after", 350, time.Now().Add(10*time.Minute))()
+	took := time.Since(t0)
+	t.Logf("after 5 lapsed batches, an urgent proof took %v; alone, %v", took.Round(time.Millisecond), idle.Round(time.Millisecond))
+	if limit := 3*idle + 3*time.Second; took > limit {
+		t.Errorf("an urgent proof after 5 lapsed ones took %v, want within %v (3x its idle time + 3 s)", took.Round(time.Millisecond), limit)
+	}
+	st := w.waitStats(10*time.Second, func(st activities.Stats) bool {
+		return st.Budget.Held == 0 && st.Budget.Running == 0 && st.Urgent != nil && st.Urgent.Held == 0 && st.Urgent.Running == 0
+	})
+	t.Logf("worker: %d witnesses lapsed, %d released, %d unclaimed", st.Host.Lapsed, st.Host.Released, st.Host.Unclaimed)
+	if st.Host.Unclaimed != 0 {
+		t.Errorf("%d witnesses were left for the unclaimed sweep", st.Host.Unclaimed)
+	}
+}
+
 // The S3 server stops for a few seconds mid-batch and comes back.
 func TestS3OutageMidBatch(t *testing.T) {
 	s := newStack(t, "32KiB")

@@ -81,6 +81,9 @@ const (
 	ErrInvalidProof = "InvalidProof"
 	// ErrNoKeys: the worker has no proving keys for the profile.
 	ErrNoKeys = "NoKeys"
+	// ErrDeadlinePassed is non-retryable: the job's deadline (a PoSt's
+	// call's) passed, so its proof is worthless and no phase of it runs.
+	ErrDeadlinePassed = "DeadlinePassed"
 	// ErrHostLost: the activity was canceled on its worker, not by
 	// Temporal (a starved host's heartbeat gave up, a shutdown): counted
 	// on the host-loss budget, like a heartbeat timeout.
@@ -138,6 +141,12 @@ type Timeouts struct {
 	// past it the host is presumed gone and the partition is synthesized
 	// again elsewhere, on its host-loss budget.
 	HostQueue time.Duration
+	// FinalizeAttempts bounds a finalize's attempts on its host (0: 3). A
+	// retry answers a lost completion with the proof already made, sparing
+	// a synthesis; but after a dead host's heartbeat timeout the retry
+	// waits HostQueue on that host's queue before the partition is
+	// synthesized again. A proof cheap to synthesize again takes 1.
+	FinalizeAttempts int32 `json:",omitempty"`
 }
 
 // Default timeouts (Timeouts.WithDefaults): a C2's. A stall shorter than
@@ -159,19 +168,23 @@ func (t Timeouts) WithDefaults() Timeouts {
 	def(&t.Finalize, time.Hour)
 	def(&t.Heartbeat, DefaultHeartbeat)
 	def(&t.HostQueue, DefaultHostQueue)
+	if t.FinalizeAttempts == 0 {
+		t.FinalizeAttempts = 3
+	}
 	return t
 }
 
 // UrgentTimeouts are the timeouts of a short proof that is worthless late
 // (a WinningPoSt, due within its epoch): a host that stops heartbeating
-// for 10 s is given up and the proof made again elsewhere, and no phase
+// for 10 s, or leaves its own queue untaken for 10 s, is given up and the
+// proof made again elsewhere (docs/failure-modes.md), and no phase
 // may run for more than a couple of minutes. For such a batch (Priority 1
 // or 2, one small partition) a lost witness costs seconds, a late proof
 // the block. Not for an urgent C2: its witness still costs minutes to
 // remake, so priority orders its queues and the defaults stay.
 func UrgentTimeouts() Timeouts {
 	return Timeouts{Synth: 2 * time.Minute, Device: time.Minute, Finalize: time.Minute,
-		Heartbeat: 10 * time.Second, HostQueue: 15 * time.Second}
+		Heartbeat: 10 * time.Second, HostQueue: 10 * time.Second, FinalizeAttempts: 1}
 }
 
 // SectorRef names a sector and its C1 in storage. A sector is (prover id,
@@ -247,6 +260,10 @@ type BatchInput struct {
 	// run, carried across continue-as-new): within a priority, older
 	// submissions' sectors get devices first.
 	Submitted time.Time `json:"submitted,omitempty"`
+	// Deadline, where set (a PoSt call's), is when the batch's proofs
+	// become worthless: no phase starts after it and its witnesses are
+	// dropped at it (the batch's execution timeout is the same instant).
+	Deadline time.Time `json:"deadline,omitempty"`
 }
 
 // SynthQueue is the synthesis queue of a batch priority: the urgent one
@@ -276,6 +293,8 @@ type SectorInput struct {
 	PartitionRetries int      `json:"partition_retries"`
 	HostLossRetries  int      `json:"host_loss_retries,omitempty"`
 	Timeouts         Timeouts `json:"timeouts"`
+	// Deadline is the batch's (BatchInput.Deadline): zero, none.
+	Deadline time.Time `json:"deadline,omitempty"`
 }
 
 // DeviceOrder ranks a sector's partitions' claim on devices: the batch's
@@ -404,6 +423,10 @@ type (
 		// Temporal's database was down) and the host drops it rather
 		// than hold its budget until the witness TTL. Zero: no bound.
 		ClaimWithin time.Duration `json:"claim_within,omitempty"`
+		// Deadline is the job's (SectorInput.Deadline): a synthesis
+		// refuses to start or to keep its witness past it, and the host
+		// drops the witness at it. Zero: none.
+		Deadline time.Time `json:"deadline,omitempty"`
 	}
 	SynthOutput struct {
 		Witness WitnessLocation `json:"witness"`
@@ -418,6 +441,9 @@ type (
 		SectorRef
 		Order     DeviceOrder `json:"order,omitempty"`
 		Partition int         `json:"partition,omitempty"`
+		// Deadline is the job's: the device phase and finalize refuse to
+		// run past it (zero: none).
+		Deadline time.Time `json:"deadline,omitempty"`
 	}
 	DeviceOutput struct {
 		// MovedTo is set when the witness moved to this device host

@@ -46,7 +46,8 @@ func TestTimeoutsFitTheKind(t *testing.T) {
 	if u.WithDefaults() != u {
 		t.Errorf("UrgentTimeouts %+v leaves a field to the C2 defaults", u)
 	}
-	if u.Heartbeat > 15*time.Second || u.HostQueue > 15*time.Second || u.Device > 2*time.Minute || u.Synth > 2*time.Minute {
+	// A dead host's WinningPoSt is taken over within 10 s.
+	if u.Heartbeat > 10*time.Second || u.HostQueue > 10*time.Second || u.Device > 2*time.Minute || u.Synth > 2*time.Minute {
 		t.Errorf("UrgentTimeouts %+v: a WinningPoSt cannot wait that long", u)
 	}
 }

@@ -33,7 +33,7 @@ var observed = []string{job.ActValidateC1, job.ActSynthesize, job.ActDevicePhase
 // failureKinds are the values of the kind label of
 // c2flow_activity_failures_total: the application error types, then
 // canceled and other.
-var failureKinds = []string{job.ErrBadC1, job.ErrWitnessLost, job.ErrInvalidProof, job.ErrNoKeys, job.ErrHostLost, "canceled", "other"}
+var failureKinds = []string{job.ErrBadC1, job.ErrWitnessLost, job.ErrInvalidProof, job.ErrNoKeys, job.ErrHostLost, job.ErrDeadlinePassed, "canceled", "other"}
 
 // Metrics are one worker process's metrics.
 type Metrics struct {

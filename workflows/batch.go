@@ -160,7 +160,7 @@ func (b *batch) startNext(ctx, childCtx workflow.Context, sel workflow.Selector)
 	b.inFlight++
 	b.prog[ref.Identity()].Status = job.StatusRunning
 	start := workflow.Now(ctx)
-	sel.AddFuture(lookupC2(childCtx, ref), func(f workflow.Future) {
+	sel.AddFuture(lookupC2(childCtx, ref, b.in.Timeouts.WithDefaults()), func(f workflow.Future) {
 		var lo job.LookupOutput
 		err := f.Get(ctx, &lo)
 		switch {
@@ -182,8 +182,8 @@ func (b *batch) startNext(ctx, childCtx workflow.Context, sel workflow.Selector)
 }
 
 // lookupC2 checks a sector's stored C2 (job.ActLookupC2).
-func lookupC2(ctx workflow.Context, ref job.SectorRef) workflow.Future {
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, lookupOptions), job.ActLookupC2, ref)
+func lookupC2(ctx workflow.Context, ref job.SectorRef, t job.Timeouts) workflow.Future {
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, lookupOptions(t)), job.ActLookupC2, ref)
 }
 
 // startChild starts a sector's workflow. Its ID is the sector's identity:
@@ -193,7 +193,7 @@ func (b *batch) startChild(ctx, childCtx workflow.Context, sel workflow.Selector
 	cctx := workflow.WithChildOptions(childCtx, sectorChildOptions(ref, b.in.Priority))
 	f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
 		BatchID: b.in.BatchID, Order: job.DeviceOrder{Priority: b.in.Priority, Submitted: b.in.Submitted, Seq: seq}, SectorRef: ref,
-		PartitionRetries: b.in.PartitionRetries, HostLossRetries: b.in.HostLossRetries, Timeouts: b.in.Timeouts})
+		PartitionRetries: b.in.PartitionRetries, HostLossRetries: b.in.HostLossRetries, Timeouts: b.in.Timeouts, Deadline: b.in.Deadline})
 	sel.AddFuture(f, func(f workflow.Future) {
 		b.inFlight--
 		b.record(b.sectorResult(ctx, ref, start, f))

@@ -23,27 +23,39 @@ const (
 	defaultHostLossRetries  = 20
 )
 
-var (
-	// lookupOptions: a batch checks a sector's stored C2 (ActLookupC2).
-	lookupOptions = workflow.ActivityOptions{
-		TaskQueue: job.QueueWorkflow, StartToCloseTimeout: 5 * time.Minute,
+// The workflow queue's activities heartbeat like the hosts' (t.Heartbeat),
+// so a workflow worker that dies in one is given up as soon as a prove
+// worker would be, not at the start-to-close timeout (minutes).
+
+// lookupOptions: a batch checks a sector's stored C2 (ActLookupC2).
+func lookupOptions(t job.Timeouts) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		TaskQueue: job.QueueWorkflow, StartToCloseTimeout: 5 * time.Minute, HeartbeatTimeout: t.Heartbeat,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5},
 	}
-	// validateOptions: a sector's C1 checked (ActValidateC1); a bad C1 is
-	// final.
-	validateOptions = workflow.ActivityOptions{
+}
+
+// validateOptions: a sector's C1 checked (ActValidateC1); a bad C1 is
+// final.
+func validateOptions(t job.Timeouts) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
 		TaskQueue:           job.QueueWorkflow,
 		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    t.Heartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{job.ErrBadC1}},
 	}
-	// storeOptions: the C2 assembled, verified and written (ActStoreC2); a
-	// proof that does not verify is final.
-	storeOptions = workflow.ActivityOptions{
+}
+
+// storeOptions: the C2 assembled, verified and written (ActStoreC2); a
+// proof that does not verify is final.
+func storeOptions(t job.Timeouts) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
 		TaskQueue:           job.QueueWorkflow,
 		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    t.Heartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10, NonRetryableErrorTypes: []string{job.ErrInvalidProof}},
 	}
-)
+}
 
 // retriesOf is a sector's retry budget, defaults filled.
 func retriesOf(in job.SectorInput) partitionRetries {
@@ -104,13 +116,19 @@ func releaseOptions(controlQueue string) workflow.ActivityOptions {
 
 // sectorChildOptions: a batch's sector workflow, its ID the sector's
 // identity (one run at a time per identity, whatever batch submits it; a
-// completed one may run again when its C2 was missing or bad).
+// completed one may run again when its C2 was missing or bad). A batch
+// that closes with sectors in flight (its deadline, its execution timeout,
+// passed; an operator terminated it) cancels them rather than terminating
+// them: a canceled sector releases the witnesses it left on hosts, a
+// terminated one cannot. The policy is not part of the command replay
+// checks.
 func sectorChildOptions(ref job.SectorRef, priority int) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
 		WorkflowID:            job.SectorWorkflowID(ref),
 		TaskQueue:             job.QueueWorkflow,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WaitForCancellation:   true,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		Priority:              temporal.Priority{PriorityKey: job.TaskPriority(priority)},
 	}
 }

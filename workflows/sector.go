@@ -6,6 +6,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -26,22 +27,61 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 	}
 	// Every activity of the sector carries the batch's priority.
 	ctx = workflow.WithPriority(ctx, temporal.Priority{PriorityKey: job.TaskPriority(in.Order.Priority)})
-	v, err := s.validate(ctx)
+	jctx := s.untilDeadline(ctx)
+	v, err := s.validate(jctx)
 	if err != nil {
-		return s.fail(ctx, statusOf(ctx, err), err)
+		return s.failed(ctx, err)
 	}
-	proofs, err := s.provePartitions(ctx, v)
+	proofs, err := s.provePartitions(jctx, v)
 	if err != nil {
-		return s.fail(ctx, statusOf(ctx, err), err)
+		return s.failed(ctx, err)
 	}
-	// Canceled before storing: nothing is stored. Once the store starts it
-	// runs to its end, even if a cancel arrives meanwhile, and the sector
-	// reports what happened: proved (stored) or failed. So a canceled
-	// batch's result says exactly which C2s were stored.
-	if ctx.Err() != nil {
-		return s.fail(ctx, job.StatusCanceled, temporal.NewCanceledError())
+	// Canceled (or past its deadline) before storing: nothing is stored.
+	// Once the store starts it runs to its end, even if a cancel arrives
+	// meanwhile, and the sector reports what happened: proved (stored) or
+	// failed. So a canceled batch's result says exactly which C2s were
+	// stored.
+	if jctx.Err() != nil {
+		return s.failed(ctx, temporal.NewCanceledError())
 	}
 	return s.store(ctx, v, proofs)
+}
+
+// untilDeadline returns ctx, canceled when the sector's deadline passes
+// (s.lapsed then set): its phases stop as for a cancel, before any
+// starts, and its witnesses are released on their hosts at once.
+func (s *sectorRun) untilDeadline(ctx workflow.Context) workflow.Context {
+	if s.in.Deadline.IsZero() {
+		return ctx
+	}
+	jctx, cancel := workflow.WithCancel(ctx)
+	left := s.in.Deadline.Sub(workflow.Now(ctx))
+	if left <= 0 {
+		s.lapsed = true
+		cancel()
+		return jctx
+	}
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		if workflow.NewTimer(gctx, left).Get(gctx, nil) == nil {
+			s.lapsed = true
+			cancel()
+		}
+	})
+	return jctx
+}
+
+// failed ends the sector on err: past its deadline as DeadlinePassed,
+// whatever the cancel that caused made of its phases' errors.
+func (s *sectorRun) failed(ctx workflow.Context, err error) (job.SectorResult, error) {
+	if s.lapsed || isType(err, job.ErrDeadlinePassed) {
+		cause := err // a phase that refused: which one
+		if s.lapsed {
+			cause = nil // the cancel the deadline caused
+		}
+		return s.fail(ctx, job.StatusFailed, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s: its deadline passed at %s", s.in.SectorRef, s.in.Deadline.UTC().Format(time.RFC3339Nano)), job.ErrDeadlinePassed, cause))
+	}
+	return s.fail(ctx, statusOf(ctx, err), err)
 }
 
 // sectorRun is one sector workflow's state: its input, its retry budget
@@ -53,6 +93,8 @@ type sectorRun struct {
 	retries partitionRetries
 	res     job.SectorResult
 	prog    job.Progress
+	// lapsed is set when the sector's deadline passed.
+	lapsed bool
 }
 
 func newSectorRun(ctx workflow.Context, in job.SectorInput) *sectorRun {
@@ -84,7 +126,7 @@ func (s *sectorRun) fail(ctx workflow.Context, status string, err error) (job.Se
 // partition count.
 func (s *sectorRun) validate(ctx workflow.Context) (job.ValidateOutput, error) {
 	var v job.ValidateOutput
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, validateOptions), job.ActValidateC1, s.in).Get(ctx, &v); err != nil {
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, validateOptions(s.t)), job.ActValidateC1, s.in).Get(ctx, &v); err != nil {
 		return v, fmt.Errorf("%s: %w", s.in.SectorRef, err)
 	}
 	s.res.Profile = v.Profile
@@ -135,7 +177,7 @@ func (s *sectorRun) store(ctx workflow.Context, v job.ValidateOutput, proofs [][
 		ref.Profile = v.Profile
 	}
 	var so job.StoreOutput
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(storeCtx, storeOptions), job.ActStoreC2,
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(storeCtx, storeOptions(s.t)), job.ActStoreC2,
 		job.StoreInput{SectorRef: ref, Proofs: proofs, Partitions: s.res.Partitions}).Get(ctx, &so)
 	if err != nil {
 		return s.fail(ctx, job.StatusFailed, fmt.Errorf("%s: store C2: %w", s.in.SectorRef, err))
@@ -192,8 +234,8 @@ func (p *partitionRun) run(ctx workflow.Context) ([]byte, error) {
 			return proof, nil
 		}
 		p.pr.Error = brief(err)
-		release(ctx, held)
-		if ctx.Err() != nil || temporal.IsCanceledError(err) {
+		p.releaseFailed(ctx, held, err)
+		if ctx.Err() != nil || temporal.IsCanceledError(err) || isType(err, job.ErrDeadlinePassed) {
 			return nil, err
 		}
 		if err := p.count(err); err != nil {
@@ -204,12 +246,32 @@ func (p *partitionRun) run(ctx workflow.Context) ([]byte, error) {
 	}
 }
 
+// versionLostHostRelease gates releaseFailed's not waiting for a lost
+// host: histories recorded before it waited for that release.
+const versionLostHostRelease = "release-lost-host-unawaited"
+
+// releaseFailed tells the host holding a failed attempt's witness to drop
+// it. A host presumed dead (hostLost) is not waited for: its control queue
+// has no poller, so the release could only time out (releaseOptions, 30 s),
+// and the partition must be synthesized again within its heartbeat
+// timeout (a WinningPoSt took 41 s: 10 s of heartbeat, 30 s of this wait).
+// A host that does live drops the witness itself: an abandoned device
+// phase drops it, an unclaimed one goes at its claim deadline.
+func (p *partitionRun) releaseFailed(ctx workflow.Context, w job.WitnessLocation, err error) {
+	if w.ControlQueue != "" && hostLost(err) &&
+		workflow.GetVersion(ctx, versionLostHostRelease, workflow.DefaultVersion, 1) == 1 {
+		startRelease(ctx, w)
+		return
+	}
+	release(ctx, w)
+}
+
 // synthesize runs one synthesis (ActSynthesize) on any host with room.
 func (p *partitionRun) synthesize(ctx workflow.Context) (job.SynthOutput, error) {
 	p.pr.Syntheses++
 	var so job.SynthOutput
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, synthOptions(p.t, p.in.Order.Priority)), job.ActSynthesize,
-		job.SynthInput{SectorRef: p.in.SectorRef, Partition: p.pr.Partition, ClaimWithin: p.t.HostQueue}).Get(ctx, &so)
+		job.SynthInput{SectorRef: p.in.SectorRef, Partition: p.pr.Partition, ClaimWithin: p.t.HostQueue, Deadline: p.in.Deadline}).Get(ctx, &so)
 	return so, err
 }
 
@@ -222,7 +284,7 @@ func (p *partitionRun) prove(ctx workflow.Context, w job.WitnessLocation) ([]byt
 	order := p.in.Order
 	order.Priority = job.TaskPriority(order.Priority)
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(w.DeviceQueue, p.t.Device, 1, p.t)), job.ActDevicePhase,
-		job.HandleInput{Witness: w, SectorRef: p.in.SectorRef, Order: order, Partition: p.pr.Partition}).Get(ctx, &do)
+		job.HandleInput{Witness: w, SectorRef: p.in.SectorRef, Order: order, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &do)
 	if err != nil {
 		return nil, w, err
 	}
@@ -237,8 +299,8 @@ func (p *partitionRun) prove(ctx workflow.Context, w job.WitnessLocation) ([]byt
 		p.pr.DeviceHost = held.Host
 	}
 	var fo job.FinalizeOutput
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(held.FinalizeQueue, p.t.Finalize, 3, p.t)), job.ActFinalize,
-		job.HandleInput{Witness: held}).Get(ctx, &fo); err != nil {
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(held.FinalizeQueue, p.t.Finalize, p.t.FinalizeAttempts, p.t)), job.ActFinalize,
+		job.HandleInput{Witness: held, SectorRef: p.in.SectorRef, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &fo); err != nil {
 		return nil, held, err
 	}
 	p.pr.FinalizeMS, p.pr.Done, p.pr.Error, p.pr.FinalizedAt = fo.FinalizeMS, true, "", workflow.Now(ctx)
@@ -273,8 +335,7 @@ type partitionRetries struct{ logical, hostLoss int }
 // the worker canceled it itself (job.ErrHostLost). A witness missing on a
 // host that still answers is the partition's failure.
 func hostLost(err error) bool {
-	var ae *temporal.ApplicationError
-	if errors.As(err, &ae) && ae.Type() == job.ErrHostLost {
+	if isType(err, job.ErrHostLost) {
 		return true
 	}
 	var te *temporal.TimeoutError
@@ -286,6 +347,12 @@ func hostLost(err error) bool {
 		return true
 	}
 	return false
+}
+
+// isType says whether err is, or wraps, an application error of type t.
+func isType(err error, t string) bool {
+	var ae *temporal.ApplicationError
+	return errors.As(err, &ae) && ae.Type() == t
 }
 
 // sectorError keeps the type of the application error that failed the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -42,6 +43,13 @@ type fakes struct {
 	synthCount map[int]int
 	// synthQueues counts the task queues syntheses were scheduled on.
 	synthQueues map[string]int
+	// synthAt is when each synthesis started, on the workflow clock.
+	synthAt []time.Time
+	clock   func() time.Time
+	// synthIn is the last synthesis's input.
+	synthIn job.SynthInput
+	// finalizeFail returns an error for the n-th finalize (from 1).
+	finalizeFail func(n int) error
 }
 
 func newFakes(partitions int) *fakes {
@@ -70,6 +78,10 @@ func (f *fakes) register(env interface {
 		f.mu.Lock()
 		f.synthCount[in.Partition]++
 		f.synthQueues[activity.GetInfo(ctx).TaskQueue]++
+		if f.clock != nil {
+			f.synthAt = append(f.synthAt, f.clock())
+		}
+		f.synthIn = in
 		n := f.synthCount[in.Partition]
 		f.mu.Unlock()
 		if f.synthFail != nil {
@@ -104,6 +116,11 @@ func (f *fakes) register(env interface {
 	}, activity.RegisterOptions{Name: job.ActDevicePhase})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
 		inc(job.ActFinalize)
+		if f.finalizeFail != nil {
+			if err := f.finalizeFail(f.count(job.ActFinalize)); err != nil {
+				return job.FinalizeOutput{}, err
+			}
+		}
 		return job.FinalizeOutput{Proof: []byte(in.Witness.Handle), FinalizeMS: 3}, nil
 	}, activity.RegisterOptions{Name: job.ActFinalize})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
@@ -131,6 +148,7 @@ func sectorEnv(t *testing.T, f *fakes) *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	workflows.Register(env)
 	f.register(env)
+	f.clock = env.Now
 	return env
 }
 
@@ -489,5 +507,161 @@ func TestSectorFailureIsOneLine(t *testing.T) {
 	}
 	if strings.Count(msg, "no proving keys") != 1 {
 		t.Errorf("the cause is repeated: %q", msg)
+	}
+}
+
+// A WinningPoSt's prove worker killed in its device phase: Temporal times
+// the phase out on its heartbeat (10 s), and the partition is synthesized
+// again at once, not after the release sent to the dead host's control
+// queue has timed out (30 s: the takeover took 41 s).
+func TestDeadHostTakeoverWithinUrgentHeartbeat(t *testing.T) {
+	f := newFakes(1)
+	f.deviceFail = func(k, n int) error {
+		if n == 1 {
+			return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+		}
+		return nil
+	}
+	env := sectorEnv(t, f)
+	// Nobody polls the dead host's control queue: its release ends only
+	// at its schedule-to-close timeout.
+	env.OnActivity(job.ActRelease, mock.Anything, mock.Anything).After(30 * time.Second).Return(nil)
+	in := sector
+	in.Order.Priority = 1
+	in.Timeouts = job.UrgentTimeouts()
+	start := env.Now()
+	env.ExecuteWorkflow(job.SectorWorkflowName, in)
+	var res job.SectorResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.synthAt) != 2 || res.Partitions[0].HostLosses != 1 {
+		t.Fatalf("%d syntheses, %d host losses; want 2, 1", len(f.synthAt), res.Partitions[0].HostLosses)
+	}
+	if d := f.synthAt[1].Sub(start); d >= time.Second {
+		t.Errorf("synthesized again %v after the device phase's heartbeat timeout, want at once", d)
+	}
+	if d := res.Finished.Sub(res.Started); d >= in.Timeouts.Heartbeat {
+		t.Errorf("the sector ended %v after its host died, waiting for the dead host's release", d)
+	}
+}
+
+// A sector whose deadline passes in its device phase (a WinningPoSt's
+// call gave up) stops at once: the phase is canceled, the witness its
+// host holds is released, nothing more runs or is stored, and the sector
+// fails DeadlinePassed.
+func TestSectorStopsAtItsDeadline(t *testing.T) {
+	f := newFakes(1)
+	env := sectorEnv(t, f)
+	env.OnActivity(job.ActDevicePhase, mock.Anything, mock.Anything).After(time.Minute).Return(job.DeviceOutput{}, nil)
+	var device job.HandleInput
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		if info.ActivityType.Name == job.ActDevicePhase {
+			args.Get(&device)
+		}
+	})
+	in := sector
+	in.Order.Priority = 1
+	in.Timeouts = job.UrgentTimeouts()
+	in.Deadline = env.Now().Add(5 * time.Second)
+	env.ExecuteWorkflow(job.SectorWorkflowName, in)
+	err := env.GetWorkflowError()
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != job.ErrDeadlinePassed {
+		t.Fatalf("got %v, want a DeadlinePassed error", err)
+	}
+	if !f.synthIn.Deadline.Equal(in.Deadline) {
+		t.Errorf("the synthesis's deadline is %v, want the sector's %v", f.synthIn.Deadline, in.Deadline)
+	}
+	if n := f.count(job.ActRelease); n != 1 {
+		t.Errorf("%d releases, want 1: the witness of the canceled device phase", n)
+	}
+	if n := f.count(job.ActFinalize) + f.count(job.ActStoreC2); n != 0 || f.count(job.ActSynthesize) != 1 {
+		t.Errorf("ran past the deadline: %v", f.calls)
+	}
+	if d := env.Now().Sub(in.Deadline); d < 0 || d >= time.Second {
+		t.Errorf("the sector ended %v after its deadline, want at it", d)
+	}
+	if !device.Deadline.Equal(in.Deadline) {
+		t.Errorf("the device phase's deadline is %v, want the sector's %v", device.Deadline, in.Deadline)
+	}
+}
+
+// A sector started past its deadline runs nothing.
+func TestSectorPastItsDeadlineRunsNothing(t *testing.T) {
+	f := newFakes(1)
+	env := sectorEnv(t, f)
+	in := sector
+	in.Deadline = env.Now().Add(-time.Second)
+	env.ExecuteWorkflow(job.SectorWorkflowName, in)
+	var ae *temporal.ApplicationError
+	if err := env.GetWorkflowError(); !errors.As(err, &ae) || ae.Type() != job.ErrDeadlinePassed {
+		t.Fatalf("got %v, want a DeadlinePassed error", err)
+	}
+	if len(f.calls) != 0 {
+		t.Fatalf("ran past the deadline: %v", f.calls)
+	}
+}
+
+// Killed in its finalize, a WinningPoSt's host is given up on the
+// finalize's heartbeat timeout: the finalize is not tried again on the
+// dead host's queue (a retry there would wait the host-queue timeout
+// more), the partition is synthesized again. A C2's finalize is retried
+// on its host, sparing minutes of synthesis.
+func TestUrgentFinalizeNotRetriedOnADeadHost(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		timeouts             job.Timeouts
+		finalizes, syntheses int
+	}{{"urgent", job.UrgentTimeouts(), 2, 2}, {"default", job.Timeouts{}, 2, 1}} {
+		f := newFakes(1)
+		f.finalizeFail = func(n int) error {
+			if n == 1 {
+				return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+			}
+			return nil
+		}
+		env := sectorEnv(t, f)
+		in := sector
+		in.Timeouts = c.timeouts
+		env.ExecuteWorkflow(job.SectorWorkflowName, in)
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got, want := [2]int{f.count(job.ActFinalize), f.count(job.ActSynthesize)}, [2]int{c.finalizes, c.syntheses}; got != want {
+			t.Errorf("%s: %d finalizes, %d syntheses; want %d, %d", c.name, got[0], got[1], want[0], want[1])
+		}
+	}
+}
+
+// Every activity of an urgent batch, the workflow queue's too (lookup,
+// validate, store), heartbeats on the urgent timeout: a workflow worker
+// that dies in one is given up in 10 s, not at its start-to-close timeout
+// (5 to 10 minutes).
+func TestUrgentBatchHeartbeatsEverywhere(t *testing.T) {
+	hb := map[string]time.Duration{}
+	run := func(name string, in any) {
+		env := sectorEnv(t, newFakes(1))
+		var mu sync.Mutex
+		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			mu.Lock()
+			hb[info.ActivityType.Name] = info.HeartbeatTimeout
+			mu.Unlock()
+		})
+		env.ExecuteWorkflow(name, in)
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The test environment tells of the activities of the workflow it
+	// runs, not of its children: the sector's are run on their own.
+	run(job.BatchWorkflowName, job.BatchInput{BatchID: "b", Priority: 1, Timeouts: job.UrgentTimeouts(), Sectors: []job.SectorRef{sector.SectorRef}})
+	in := sector
+	in.Order.Priority, in.Timeouts = 1, job.UrgentTimeouts()
+	run(job.SectorWorkflowName, in)
+	for _, a := range []string{job.ActLookupC2, job.ActValidateC1, job.ActSynthesize, job.ActDevicePhase, job.ActFinalize, job.ActStoreC2} {
+		if got := hb[a]; got != job.UrgentTimeouts().Heartbeat {
+			t.Errorf("%s: heartbeat timeout %v, want the urgent %v", a, got, job.UrgentTimeouts().Heartbeat)
+		}
 	}
 }
