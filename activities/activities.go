@@ -811,6 +811,16 @@ func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput,
 	return out, h.observe(ctx, job.ActStoreC2, err)
 }
 
+// DropInput is the DropInput activity: a lapsed job's stored input is
+// deleted (Phases.DropInput).
+func (h *Host) DropInput(ctx context.Context, ref job.SectorRef) error {
+	err := h.Phases.DropInput(ctx, ref)
+	if err == nil {
+		h.Log.Info("INPUT_DROPPED: the job's deadline passed unproved", "sector", ref.String())
+	}
+	return h.observe(ctx, job.ActDropInput, err)
+}
+
 // LookupC2 is the LookupC2 activity: whether a sector's C2 is stored and
 // can be trusted (Phases.Lookup).
 func (h *Host) LookupC2(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {

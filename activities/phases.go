@@ -41,6 +41,10 @@ type Phases interface {
 	// conditionally; Lookup says whether a stored C2 can be trusted.
 	Store(ctx context.Context, in job.StoreInput) (job.StoreOutput, error)
 	Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error)
+	// DropInput deletes the stored input of a job whose deadline passed
+	// unproved: no one can use its proof (a PoSt's epoch is over), and a
+	// retry brings its input again.
+	DropInput(ctx context.Context, ref job.SectorRef) error
 	// SpillBytes is the size of s's spill; Spill streams it to w for a
 	// device host. Unspill reads it back there from r, checking it is
 	// partition k of the sector's job; a damaged, truncated or foreign

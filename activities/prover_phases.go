@@ -360,6 +360,14 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 	return job.StoreOutput{C2Key: storage.C2Key(in.SectorRef), Created: created}, nil
 }
 
+// DropInput implements Phases.
+func (p *ProverPhases) DropInput(ctx context.Context, ref job.SectorRef) error {
+	if err := p.Artifacts.Delete(ctx, storage.C1Key(ref)); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("drop the input of lapsed job %s: %w", ref, err)
+	}
+	return nil
+}
+
 // Lookup implements Phases: a stored C2 is trusted when its manifest names
 // this identity and the proof's digest, and the proof verifies against the
 // sector's C1 under the current keys. Anything else is reported with the

@@ -54,6 +54,7 @@ func (w *Worker) register(c client.Client) error {
 		reg(wk, job.ActValidateC1, h.ValidateC1)
 		reg(wk, job.ActStoreC2, h.StoreC2)
 		reg(wk, job.ActLookupC2, h.LookupC2)
+		reg(wk, job.ActDropInput, h.DropInput)
 		w.workers = append(w.workers, wk)
 	}
 	prove, synthOnly, device := cfg.has(RoleProve), cfg.has(RoleSynth), cfg.has(RoleDevice)

@@ -242,3 +242,25 @@ func partitionProofs(t *testing.T, pr *prover.Prover, slots *gpu.Slots, c1 *pore
 	}
 	return c2, proofs
 }
+
+// A lapsed job's input is dropped from storage, once or again.
+func TestDropInput(t *testing.T) {
+	ctx := context.Background()
+	store := s3test.Start(t).Store("c2flow-drop")
+	if err := store.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := schemetest.PutC1(ctx, store, poreptest.Sector(t, "2KiB", 22).C1())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHost("drop-test", &ProverPhases{Artifacts: store, Log: slog.New(slog.DiscardHandler)}, nil, nil, slog.New(slog.DiscardHandler))
+	for range 2 {
+		if err := h.DropInput(ctx, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := store.GetC1(ctx, ref); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("the dropped input: %v, want ErrNotFound", err)
+	}
+}

@@ -187,6 +187,28 @@ func TestLapsedUrgentBatchesHoldNothing(t *testing.T) {
 	if st.Host.Unclaimed != 0 {
 		t.Errorf("%d witnesses were left for the unclaimed sweep", st.Host.Unclaimed)
 	}
+	// Nor any input: a lapsed job's is dropped (its proof is of no use).
+	var left []string
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		keys, err := s.store.List(ctx, "c1/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = left[:0]
+		for _, k := range keys {
+			for i := range 5 {
+				if strings.Contains(k, fmt.Sprintf("/%d/", 341+i)) {
+					left = append(left, k)
+				}
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+	}
+	if len(left) != 0 {
+		t.Errorf("the lapsed jobs' inputs are still stored: %v", left)
+	}
 }
 
 // The S3 server stops for a few seconds mid-batch and comes back.

@@ -45,6 +45,8 @@ const (
 	ActStoreC2     = "StoreC2"
 	ActLookupC2    = "LookupC2"
 	ActRelease     = "Release"
+	// ActDropInput deletes a lapsed job's stored input (workflow queue).
+	ActDropInput = "DropInput"
 )
 
 // Activities are the activities the workflows run, one method per name

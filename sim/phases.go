@@ -181,6 +181,9 @@ func (p *Phases) Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutpu
 	return job.LookupOutput{}, nil
 }
 
+// DropInput has nothing to drop: a simulated input is not stored.
+func (p *Phases) DropInput(ctx context.Context, ref job.SectorRef) error { return nil }
+
 var errNoSpill = errors.New("sim: a simulated witness cannot be spilled")
 
 // SpillBytes is 0: a simulated witness is not spilled.

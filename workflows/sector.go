@@ -78,10 +78,27 @@ func (s *sectorRun) failed(ctx workflow.Context, err error) (job.SectorResult, e
 		if s.lapsed {
 			cause = nil // the cancel the deadline caused
 		}
+		s.dropInput(ctx)
 		return s.fail(ctx, job.StatusFailed, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("%s: its deadline passed at %s", s.in.SectorRef, s.in.Deadline.UTC().Format(time.RFC3339Nano)), job.ErrDeadlinePassed, cause))
 	}
 	return s.fail(ctx, statusOf(ctx, err), err)
+}
+
+// dropInput deletes the lapsed job's stored input (best effort, even
+// while the sector is being canceled): its proof is of no use past the
+// deadline, and a retry brings the input again. Histories from before it
+// replay without it.
+func (s *sectorRun) dropInput(ctx workflow.Context) {
+	if workflow.GetVersion(ctx, "drop-lapsed-input", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{TaskQueue: job.QueueWorkflow, StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
+	if err := workflow.ExecuteActivity(dctx, job.ActDropInput, s.in.SectorRef).Get(dctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("the lapsed job's input was not dropped", "sector", s.in.SectorRef.String(), "error", err)
+	}
 }
 
 // sectorRun is one sector workflow's state: its input, its retry budget

@@ -134,6 +134,10 @@ func (f *fakes) register(env interface {
 		inc(job.ActRelease)
 		return nil
 	}, activity.RegisterOptions{Name: job.ActRelease})
+	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.SectorRef) error {
+		inc(job.ActDropInput)
+		return nil
+	}, activity.RegisterOptions{Name: job.ActDropInput})
 	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
 		inc(job.ActLookupC2)
 		if f.lookup != nil {
@@ -579,6 +583,9 @@ func TestSectorStopsAtItsDeadline(t *testing.T) {
 	if n := f.count(job.ActFinalize) + f.count(job.ActStoreC2); n != 0 || f.count(job.ActSynthesize) != 1 {
 		t.Errorf("ran past the deadline: %v", f.calls)
 	}
+	if n := f.count(job.ActDropInput); n != 1 {
+		t.Errorf("the lapsed job's input dropped %d times, want once", n)
+	}
 	if d := env.Now().Sub(in.Deadline); d < 0 || d >= time.Second {
 		t.Errorf("the sector ended %v after its deadline, want at it", d)
 	}
@@ -598,8 +605,8 @@ func TestSectorPastItsDeadlineRunsNothing(t *testing.T) {
 	if err := env.GetWorkflowError(); !errors.As(err, &ae) || ae.Type() != job.ErrDeadlinePassed {
 		t.Fatalf("got %v, want a DeadlinePassed error", err)
 	}
-	if len(f.calls) != 0 {
-		t.Fatalf("ran past the deadline: %v", f.calls)
+	if len(f.calls) != 1 || f.count(job.ActDropInput) != 1 {
+		t.Fatalf("ran past the deadline: %v, want only its input dropped", f.calls)
 	}
 }
 
