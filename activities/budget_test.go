@@ -103,7 +103,11 @@ func TestByteBudgetMixedSizes(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- b.Acquire(ctx, bytes32GiB) }()
-	time.Sleep(50 * time.Millisecond)
+	for waiting := int64(0); waiting == 0; time.Sleep(time.Millisecond) { // until it waits, however loaded the machine
+		b.mu.Lock()
+		waiting = b.waiting
+		b.mu.Unlock()
+	}
 	if _, ok := reserve(t, b); ok {
 		t.Fatal("a reservation overtook the waiting 32GiB partition")
 	}

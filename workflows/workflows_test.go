@@ -279,10 +279,12 @@ func TestPartitionRetriesExhausted(t *testing.T) {
 func TestBatchCancel(t *testing.T) {
 	f := newFakes(2)
 	env := sectorEnv(t, f)
+	// The cancel comes once a device phase runs, on the environment's
+	// clock: no wall-clock sleep for a loaded machine to outrun.
 	var once sync.Once
 	f.onDevice = func() {
 		once.Do(func() {
-			go func() { time.Sleep(100 * time.Millisecond); env.SignalWorkflow(job.SignalCancel, nil) }()
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(job.SignalCancel, nil) }, 100*time.Millisecond)
 		})
 	}
 	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 1, Sectors: []job.SectorRef{
