@@ -27,12 +27,18 @@ type Options struct {
 	PartitionRetries int
 	Timeouts         job.Timeouts
 	Priority         int // 1 (most urgent) to 5; 0: 3
-	// Deadline, where set (a PoSt's), ends the batch and its sectors' work
-	// when it passes (Temporal's workflow execution timeout, continue-as-new
-	// included): a proof too late to use fails, named, rather than taking
-	// devices. A new submission after it starts a new run.
+	// Deadline, where set (a PoSt's), ends its sectors' work when it
+	// passes: each sector fails DeadlinePassed, named, rather than taking
+	// devices for a proof too late to use, and drops its input; the batch
+	// then ends (Temporal's execution timeout, a minute later, is the
+	// safety net, continue-as-new included). A new submission after it
+	// starts a new run.
 	Deadline time.Time
 }
+
+// deadlineGrace is how long past its deadline a batch may run to close
+// its sectors (Submit).
+const deadlineGrace = time.Minute
 
 // ErrDeadlinePassed is returned by Submit for a batch whose deadline has
 // passed: nothing is started.
@@ -120,6 +126,12 @@ func Submit(ctx context.Context, c client.Client, refs []job.SectorRef, o Option
 		if timeout = time.Until(o.Deadline); timeout <= 0 {
 			return nil, fmt.Errorf("start batch %s: its %w at %s, %v ago: not started", o.BatchID, ErrDeadlinePassed, o.Deadline.UTC().Format(time.RFC3339Nano), -timeout.Round(time.Millisecond))
 		}
+		// The sectors stop at the deadline themselves (their phases
+		// canceled, witnesses released, inputs dropped); the batch's
+		// execution timeout, a little later, is the safety net. At the
+		// deadline itself it would close the batch before a sector still
+		// in its lookup started, and that sector's input would stay.
+		timeout += deadlineGrace
 	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		WorkflowExecutionTimeout: timeout,
