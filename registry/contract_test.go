@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestSchemeContract(t *testing.T) {
 func TestSchemeContractRefusesTwoOwners(t *testing.T) {
 	set := registry.Schemes(registry.Options{})
 	name := set[0].Proofs()[0]
-	twice := append(slicesClone(set), claimer{set[1], name})
+	twice := append(slices.Clone(set), claimer{set[1], name})
 	err := twice.Check()
 	if err == nil || !strings.Contains(err.Error(), name) {
 		t.Fatalf("a second owner of %q: Check = %v", name, err)
@@ -82,8 +83,6 @@ func TestSchemeContractRefusesTwoOwners(t *testing.T) {
 		t.Errorf("For(%q) with two owners: %v", name, err)
 	}
 }
-
-func slicesClone(s scheme.Set) scheme.Set { return append(scheme.Set(nil), s...) }
 
 // claimer is a scheme that also claims one name of another's.
 type claimer struct {
