@@ -77,10 +77,13 @@ const (
 	classWinning              // WINNING_POST
 )
 
-// reserves are the budget's shares kept from the classes below each:
-// WinningPoSt's (a 32GiB winning request is under 1 MB) and WindowPoSt's
-// (a 2KiB to 8MiB partition, or a part of a 32GiB one's 60 MB).
-var reserves = [...]struct{ num, den int64 }{classWindow: {1, 8}, classWinning: {1, 32}}
+// The budget's shares kept from the classes below each, as divisors of the
+// budget: WinningPoSt's (a 32GiB winning request is under 1 MB) and
+// WindowPoSt's (a 2KiB to 8MiB partition, or a part of a 32GiB one's 60 MB).
+const (
+	winningReserve = 32 // 1/32
+	windowReserve  = 8  // 1/8
+)
 
 func classOf(k cuzkpb.ProofKind) class {
 	switch k {
@@ -128,8 +131,8 @@ func newBudget(c budgetConfig) *budget {
 	}
 	b := &budget{limit: c.limit, wait: c.wait, read: c.read, first: c.first, peers: newPeerStreams(c.peerStreams)}
 	b.caps[classWinning] = c.limit
-	b.caps[classWindow] = c.limit - c.limit*reserves[classWinning].num/reserves[classWinning].den
-	b.caps[classGeneral] = b.caps[classWindow] - c.limit*reserves[classWindow].num/reserves[classWindow].den
+	b.caps[classWindow] = c.limit - c.limit/winningReserve
+	b.caps[classGeneral] = b.caps[classWindow] - c.limit/windowReserve
 	for i, n := range b.caps {
 		b.pools[i] = semaphore.NewWeighted(n)
 	}
