@@ -33,14 +33,14 @@ import (
 // then it reserves what reading that length costs (readCost) in its
 // kind's class, then reads the rest within Config.ReadTimeout; it holds
 // the message's size until its input is stored. PoSt classes have
-// reserves PoRep cannot take (classes), so a WinningPoSt is admitted while
+// reserves PoRep cannot take (class), so a WinningPoSt is admitted while
 // PoReps wait; a peer's streams waiting for or reading their messages are
 // bounded (peerStreams). Past the budget a call waits Config.AdmissionWait
 // at most, then is refused with ResourceExhausted.
 
 // DefaultRequestBudget is the request memory a gateway holds at once
 // unless told otherwise: what reading one of the largest messages costs
-// (336 MiB) in the PoRep class, beside the PoSt reserves (classes).
+// (336 MiB) in the PoRep class, beside the PoSt reserves (class).
 const DefaultRequestBudget = 400 << 20
 
 // Defaults of Config.AdmissionWait, Config.ReadTimeout,

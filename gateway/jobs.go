@@ -230,7 +230,7 @@ func (s *Server) noteRequestID(ctx context.Context, requestID string, j proofJob
 	}
 }
 
-// classes is each kind's class of c2flow priorities (1 most urgent to 5):
+// priorityClasses is each kind's class of c2flow priorities (1 most urgent to 5):
 // a client's priority orders its work within its kind's class and never
 // outside it. 1 is the urgent lanes (the urgent synthesis reserve, a
 // device's second holder, no finalize or validation slot): WinningPoSt's
@@ -238,7 +238,7 @@ func (s *Server) noteRequestID(ctx context.Context, requestID string, j proofJob
 // one is a faulted partition), then PoRep and SnapDeals. Curio's CRITICAL
 // on a PoRep (a careless config, or a client buying priority) is served
 // as a PoRep's highest.
-var classes = map[cuzkpb.ProofKind]struct{ high, normal, low int }{
+var priorityClasses = map[cuzkpb.ProofKind]struct{ high, normal, low int }{
 	cuzkpb.ProofKind_WINNING_POST:          {1, 1, 1},
 	cuzkpb.ProofKind_WINDOW_POST_PARTITION: {2, 2, 2},
 	cuzkpb.ProofKind_POREP_SEAL_COMMIT:     {3, 3, 4},
@@ -251,7 +251,7 @@ var classes = map[cuzkpb.ProofKind]struct{ high, normal, low int }{
 // asked is the priority the client asked for where the class overrode
 // it (0 where not): the log says so.
 func priority(p cuzkpb.Priority, k cuzkpb.ProofKind) (prio, asked int) {
-	c, ok := classes[k]
+	c, ok := priorityClasses[k]
 	if !ok {
 		c.high, c.normal, c.low = 3, 3, 4
 	}
