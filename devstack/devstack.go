@@ -13,6 +13,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/c2flow/c2flow/internal/portlock"
 	"io"
 	"net"
 	"os"
@@ -90,6 +91,7 @@ type Server struct {
 	// internal are the loopback addresses of history, matching and the
 	// system worker.
 	internal []string
+	release  func() // the ports' locks (portlock), dropped at Stop
 }
 
 // checkBindable says why ip:port cannot be listened on, if it cannot.
@@ -116,7 +118,7 @@ func Start(o Options) (*Server, error) {
 	}
 }
 
-func start(o Options) (*Server, error) {
+func start(o Options) (_ *Server, err error) {
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	}
@@ -126,14 +128,34 @@ func start(o Options) (*Server, error) {
 	if o.LogLevel == "" {
 		o.LogLevel = "error"
 	}
-	var err error
 	// Temporal exits the process when a service cannot bind its port, and
 	// a port freed from the ephemeral range can be taken by any outgoing
 	// connection (to PostgreSQL, S3, a test's client) before the service
 	// binds it (one test run lost its binary so): ports below that range
 	// are only taken by listeners.
+	// Each port is held under portlock until Stop, so that no other
+	// process of this project (a parallel test binary) picks it meanwhile.
+	var releases []func()
+	releaseAll := func() {
+		for _, r := range releases {
+			r()
+		}
+	}
+	defer func() {
+		if err != nil {
+			releaseAll()
+		}
+	}()
+	reserve := func(ip string) (int, error) {
+		p, release, err := portlock.Reserve(ip)
+		if err != nil {
+			return 0, err
+		}
+		releases = append(releases, release)
+		return p, nil
+	}
 	if o.Port == 0 {
-		if o.Port, err = freePortBelowEphemeral(o.IP); err != nil {
+		if o.Port, err = reserve(o.IP); err != nil {
 			return nil, err
 		}
 	} else if err := checkBindable(o.IP, o.Port); err != nil {
@@ -151,7 +173,7 @@ func start(o Options) (*Server, error) {
 		if i == 0 {
 			ip = o.IP
 		}
-		if ports[i], err = freePortBelowEphemeral(ip); err != nil {
+		if ports[i], err = reserve(ip); err != nil {
 			return nil, err
 		}
 	}
@@ -291,7 +313,7 @@ func start(o Options) (*Server, error) {
 		return nil, err
 	}
 	quiet := level.Level() > zap.InfoLevel
-	s := &Server{srv: srv, ui: ui, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet,
+	s := &Server{srv: srv, ui: ui, addr: hostport(o.Port), ns: o.Namespace, level: level, quiet: quiet, release: releaseAll,
 		internal: []string{internal(ports[1]), internal(ports[2]), internal(ports[3])}}
 	if st != nil {
 		s.tls = st.client
@@ -359,6 +381,7 @@ func (s *Server) Stop() {
 	}
 	s.ui.stop()
 	s.srv.Stop()
+	s.release()
 }
 
 // UIURL is the Web UI's URL (https when it requires client

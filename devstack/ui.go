@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"reflect"
@@ -146,20 +145,4 @@ func (u *uiServer) stop() {
 		u.http.Close()
 	}
 	u.l.Close()
-}
-
-// freePortBelowEphemeral returns a port of host that can be bound now,
-// from 20000-32767 (Linux's ephemeral range starts at 32768).
-func freePortBelowEphemeral(host string) (int, error) {
-	var last error
-	for range 100 {
-		port := 20000 + rand.IntN(12768)
-		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-		if err == nil {
-			l.Close()
-			return port, nil
-		}
-		last = err
-	}
-	return 0, fmt.Errorf("no free port in 20000-32767: %w", last)
 }

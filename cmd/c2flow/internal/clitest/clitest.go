@@ -4,9 +4,8 @@ package clitest
 
 import (
 	"fmt"
+	"github.com/c2flow/c2flow/internal/portlock"
 	"io"
-	"math/rand/v2"
-	"net"
 	"os"
 	"testing"
 )
@@ -42,16 +41,14 @@ func capture(t testing.TB, file **os.File, f func()) string {
 
 // FreeAddr returns a loopback address with a free port below the
 // ephemeral range (one freed from it can be taken by an outgoing
-// connection before the server binds it).
+// connection before the server binds it), held under portlock until the
+// test ends so that a parallel test binary does not pick it too.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	for range 100 {
-		a := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
-		if l, err := net.Listen("tcp", a); err == nil {
-			l.Close()
-			return a
-		}
+	port, release, err := portlock.Reserve("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port")
-	return ""
+	t.Cleanup(release)
+	return fmt.Sprintf("127.0.0.1:%d", port)
 }
