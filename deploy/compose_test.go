@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.temporal.io/server/common/dynamicconfig"
 	"gopkg.in/yaml.v3"
 )
 
@@ -296,7 +295,7 @@ func TestComposeSafeDefaults(t *testing.T) {
 		if s.Restart != "unless-stopped" {
 			t.Errorf("worker %s: restart %q, want unless-stopped", w, s.Restart)
 		}
-		for _, dep := range []string{"temporal-namespace", "keys", "s3"} {
+		for _, dep := range []string{"temporal", "keys", "s3"} {
 			if _, ok := s.DependsOn[dep]; !ok {
 				t.Errorf("worker %s does not wait for %s", w, dep)
 			}
@@ -349,75 +348,32 @@ func goModule(t *testing.T, path string) (version, dir string) {
 	return m.Version, m.Dir
 }
 
-// The stack runs the Temporal server c2flow embeds, with the dynamic
-// config the server accepts, and its schema step names schema directories
-// that version ships.
-func TestComposeTemporalMatchesEmbedded(t *testing.T) {
-	version, dir := goModule(t, "go.temporal.io/server")
+// The stack pulls nothing by default: every service it starts is built
+// here (the c2flow, PostgreSQL and Prometheus images on the Debian base of
+// scripts/images.sh), and Temporal is the server c2flow embeds (`c2flow
+// server`, which sets up its own schema and namespace), not another build.
+func TestComposeBuildsItsOwnImages(t *testing.T) {
 	c, _ := loadCompose(t, map[string]string{})
-	want := strings.TrimPrefix(version, "v")
-	images := map[string]bool{}
 	for name, s := range c.Services {
-		repo, tag, _ := strings.Cut(s.Image, ":")
-		switch repo {
-		case "temporalio/server", "temporalio/admin-tools":
-			images[repo] = true
-			if tag != want {
-				t.Errorf("%s runs %s; c2flow embeds go.temporal.io/server %s", name, s.Image, version)
-			}
-		case "temporalio/auto-setup":
-			t.Errorf("%s uses the deprecated temporalio/auto-setup", name)
-		case "versity/versitygw":
-			if v, _ := goModule(t, "github.com/versity/versitygw"); tag != v {
-				t.Errorf("%s runs %s; the tests run versitygw %s", name, s.Image, v)
-			}
+		if len(s.Profiles) > 0 {
+			continue // opt-in (grafana: Debian packages none)
+		}
+		if s.Build == nil || !strings.HasSuffix(s.Image, ":local") {
+			t.Errorf("%s runs %q without building it here: a machine with no registry cannot start it", name, s.Image)
 		}
 	}
-	if !images["temporalio/server"] || !images["temporalio/admin-tools"] {
-		t.Errorf("want the temporalio/server image with an admin-tools schema step; got %v", images)
+	tm := c.Services["temporal"]
+	if tm.Image != "c2flow:local" || !strings.Contains(strings.Join(tm.Command, " "), "c2flow server") {
+		t.Errorf("temporal runs %s %q; want the c2flow image's `c2flow server` (the Temporal build c2flow embeds)", tm.Image, tm.Command)
 	}
-
-	// The schema step's directories, as the admin-tools image has them
-	// (/etc/temporal/schema is the module's schema/ directory).
-	script, err := os.ReadFile("temporal/setup-postgres.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(script, []byte("temporal-sql-tool")) || !bytes.Contains(script, []byte("update-schema")) {
-		t.Fatal("setup-postgres.sh does not run temporal-sql-tool update-schema")
-	}
-	base := regexp.MustCompile(`schema=(\S+)`).FindSubmatch(script)
-	if base == nil {
-		t.Fatal("setup-postgres.sh: no schema= line")
-	}
-	rel := strings.TrimPrefix(string(base[1]), "/etc/temporal/schema/")
-	for _, sub := range []string{"temporal/versioned", "visibility/versioned"} {
-		d := filepath.Join(dir, "schema", rel, sub)
-		if ents, err := os.ReadDir(d); err != nil || len(ents) == 0 {
-			t.Errorf("schema directory %s of server %s: %v (%d entries)", d, version, err, len(ents))
+	for _, f := range []string{"images/postgresql/Dockerfile", "images/prometheus/Dockerfile"} {
+		df, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-
-	// The dynamic config, loaded by the server's own loader: no error, no
-	// unknown key, no invalid value; the priority matcher on.
-	dc, err := os.ReadFile("temporal/dynamicconfig.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lr := dynamicconfig.LoadYamlFile(dc)
-	if len(lr.Errors)+len(lr.Warnings) > 0 {
-		t.Fatalf("dynamic config: errors %v, warnings %v", lr.Errors, lr.Warnings)
-	}
-	cvs := lr.Map[dynamicconfig.MatchingUseNewMatcher.Key()]
-	if len(cvs) != 1 || cvs[0].Value != true || len(cvs[0].Constraints.Namespace+cvs[0].Constraints.TaskQueueName) > 0 {
-		t.Errorf("matching.useNewMatcher = %+v, want true for every queue (--priority needs it)", cvs)
-	}
-	mounted := false
-	for _, v := range c.Services["temporal"].Volumes {
-		mounted = mounted || strings.HasPrefix(v, "./deploy/temporal/dynamicconfig.yaml:") && strings.Contains(v, c.Services["temporal"].Environment["DYNAMIC_CONFIG_FILE_PATH"])
-	}
-	if !mounted {
-		t.Errorf("the temporal service does not mount deploy/temporal/dynamicconfig.yaml at DYNAMIC_CONFIG_FILE_PATH")
+		if !regexp.MustCompile(`(?m)^FROM \$\{BASE\}$`).Match(df) {
+			t.Errorf("%s is not built FROM ${BASE} (the Debian base of scripts/images.sh)", f)
+		}
 	}
 }
 

@@ -180,6 +180,8 @@ type Sector interface {
 	// Verify checks every vanilla proof natively; an error names the first
 	// failure (partition, challenge, node) and is the C1's fault.
 	Verify(ctx context.Context) error
+	// String names the job in messages ("sector 7"): a command prints it.
+	String() string
 }
 
 // Circuit is one proof's circuit and keys.

@@ -28,6 +28,7 @@ func commands() map[string]cli.Command {
 		"prove":   {Summary: "direct mode: prove one C1 in this process, no Temporal", Run: direct.RunProve},
 		"bench":   {Summary: "bench prover|batch|stats|compare: split prover vs gnark, pipeline batches, distributions, regressions vs noise", Run: lab.RunBench},
 		"server":  {Summary: "server --db postgres://USER@HOST:PORT/DBNAME --history-shards N: the Temporal server c2flow embeds on PostgreSQL, plus the Web UI", Run: hosting.RunServer},
+		"s3":      {Summary: "s3 --dir DIR --address HOST:PORT: the S3 server dev embeds (versitygw), on its own; the account from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", Run: hosting.RunS3},
 		"dev":     {Summary: "embedded stack: Temporal (SQLite) + S3 (versitygw) + one worker, in this process", Run: hosting.RunDev},
 		"demo":    {Summary: "seal one batch of Filecoin 2KiB and test-scheme sectors, prove it through the embedded stack, verify and summarize", Run: lab.RunDemo},
 		"submit":  {Summary: "upload C1 files and submit them as a batch (--wait to follow it)", Run: pipeline.RunSubmit},

@@ -145,6 +145,9 @@ type Sector struct {
 // Proof implements scheme.Sector.
 func (s *Sector) Proof() string { return s.C1.Profile.Name }
 
+// String names the sector in messages.
+func (s *Sector) String() string { return fmt.Sprintf("sector %d", s.C1.SectorID) }
+
 // Partitions implements scheme.Sector.
 func (s *Sector) Partitions() int { return len(s.C1.Partitions) }
 
