@@ -5,7 +5,7 @@ BIN := bin
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build demo test test-icicle vet bench clean deploy-env proto
+.PHONY: build demo test test-icicle vet bench clean deploy-env images proto
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -27,8 +27,10 @@ demo: build
 # the order of its package list, so the longest start at once rather than
 # last (alphabetically, integration, about 16 minutes on 2 cores, started
 # 15 minutes in and was the run's whole tail); testreport's summary names
-# the slowest packages and when each started.
-SLOW_TESTS := ./integration ./cmd/c2flow ./filecoin/circuit ./filecoin/snark ./activities ./filecoin/update ./cmd/c2flow/internal/lab
+# the slowest packages and when each started. deploy's compose test
+# (TestComposeStack, about 12 minutes) is mostly waiting on faults, so it
+# runs beside the others.
+SLOW_TESTS := ./integration ./deploy ./cmd/c2flow ./filecoin/circuit ./filecoin/snark ./activities ./filecoin/update ./cmd/c2flow/internal/lab
 test:
 	mkdir -p .c2flow
 	$(GO) build -o .c2flow/testreport ./cmd/internal/testreport
@@ -54,6 +56,12 @@ bench:
 # (see deploy/README.md). Kept if it exists; FORCE=1 replaces it.
 deploy-env:
 	scripts/deploy-env.sh .env
+
+# The images of docker-compose.yml, with no registry: a Debian base from
+# Debian's packages (debootstrap, docker import; made once), the binaries
+# built here, then compose's build (deploy/README.md).
+images:
+	scripts/images.sh
 
 clean:
 	rm -rf $(BIN) .c2flow

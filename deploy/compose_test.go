@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -57,6 +58,7 @@ type service struct {
 	Command     []string                     `yaml:"command"`
 	Entrypoint  []string                     `yaml:"entrypoint"`
 	Profiles    []string                     `yaml:"profiles"`
+	StopGrace   string                       `yaml:"stop_grace_period"`
 }
 
 // interpolate substitutes compose variables from env; unset variables of
@@ -299,6 +301,11 @@ func TestComposeSafeDefaults(t *testing.T) {
 			if _, ok := s.DependsOn[dep]; !ok {
 				t.Errorf("worker %s does not wait for %s", w, dep)
 			}
+		}
+		// A stop must outlast the worker's drain (--drain-timeout, 2 min)
+		// and its 30 s for running activities.
+		if d, err := time.ParseDuration(s.StopGrace); err != nil || d < 150*time.Second {
+			t.Errorf("worker %s: stop_grace_period %q: want at least 2m30s (the drain, then running activities), or docker kills it mid device phase", w, s.StopGrace)
 		}
 		if s.Environment["C2FLOW_METRICS"] == "" {
 			t.Errorf("worker %s serves no metrics", w)
