@@ -1,13 +1,10 @@
 package activities
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,10 +13,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/internal/iocount"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/metrics"
-	"github.com/c2flow/c2flow/prover"
 )
 
 // Host is one worker process's activities (job.Activities) and their
@@ -102,43 +97,6 @@ func NewHost(id string, phases Phases, slots *gpu.Slots, budget *Budget, log *sl
 		validateSlots: newPrioSlots(2)}
 	h.ws.onLapse = func(w *witness) { h.lapsed(w.ref, w.k, w.deadline, "held") }
 	return h
-}
-
-// lapsed counts and logs, once, a witness dropped because its job's
-// deadline passed: held (dropped at the deadline) or synthesized late
-// (never stored).
-func (h *Host) lapsed(ref job.SectorRef, k int, deadline time.Time, how string) {
-	h.count(func(s *HostStats) { s.Lapsed++ })
-	h.Log.Warn("WITNESS_LAPSED: witness dropped, its job's deadline passed", "sector", ref.String(), "partition", k, "deadline", deadline.UTC(), "witness", how)
-}
-
-// deadlinePassed refuses op on a job whose deadline has passed: its proof
-// is worthless, so it is not retried.
-func deadlinePassed(op string, deadline time.Time) error {
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: its job's deadline passed at %s, %v ago", op,
-		deadline.UTC().Format(time.RFC3339Nano), time.Since(deadline).Round(time.Millisecond)), job.ErrDeadlinePassed, nil)
-}
-
-// untilDeadline bounds ctx by a job's deadline (zero: none), or refuses
-// op at once past it.
-func untilDeadline(ctx context.Context, deadline time.Time, op string) (context.Context, context.CancelFunc, error) {
-	if deadline.IsZero() {
-		return ctx, func() {}, nil
-	}
-	if !time.Now().Before(deadline) {
-		return ctx, func() {}, deadlinePassed(op, deadline)
-	}
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	return ctx, cancel, nil
-}
-
-// overDeadline names err, an activity's end under untilDeadline's ctx, as
-// DeadlinePassed when the job's deadline ended it.
-func overDeadline(ctx context.Context, deadline time.Time, op string, err error) error {
-	if err == nil || deadline.IsZero() || !errors.Is(ctx.Err(), context.DeadlineExceeded) || time.Now().Before(deadline) {
-		return err
-	}
-	return deadlinePassed(op, deadline)
 }
 
 // DeviceOrder is a device phase's claim on a device, from its sector's
@@ -244,97 +202,6 @@ func (h *Host) phase(name string, d time.Duration) {
 	if h.Metrics != nil {
 		h.Metrics.Phase.WithLabelValues(name).Observe(d.Seconds())
 	}
-}
-
-// Hooks are a host's fault-injection points, for tests only.
-type Hooks struct {
-	// FaultyFinalize corrupts every proof (tests of the no-invalid-proof
-	// guarantee).
-	FaultyFinalize bool `json:"faulty_finalize,omitempty"`
-	// PauseAt freezes the host the first time an activity reaches this
-	// phase (synth, device or finalize): it writes PauseFile, takes no new
-	// synthesis and the activity waits for cancellation. Fault tests use it
-	// to kill -9 a worker at a known point.
-	PauseAt   string `json:"pause_at,omitempty"`
-	PauseFile string `json:"pause_file,omitempty"`
-	// StopInDevice stops the whole process (SIGSTOP) the first time a
-	// device phase holds its device, after writing PauseFile: a stall
-	// test resumes it with SIGCONT, as a long GC pause or VM steal would.
-	StopInDevice bool `json:"stop_in_device,omitempty"`
-	stopped      atomic.Bool
-	// DamageSpill damages what this host spills: "flip" flips a byte in
-	// the middle of its first spill, "truncate" drops the first spill's
-	// last 100 bytes, "swap" writes the first spill's bytes again (another
-	// partition's spill, whole and checksummed) in place of the second.
-	// Device hosts must refuse each, and the partition be synthesized
-	// again, never proved from it.
-	DamageSpill string `json:"damage_spill,omitempty"`
-	spills      atomic.Int32
-	firstSpill  []byte
-}
-
-// damageSpill returns write as DamageSpill damages it, for this host's
-// n-th spill (from 1).
-func (hk *Hooks) damageSpill(write func(io.Writer) error) func(io.Writer) error {
-	if hk == nil || hk.DamageSpill == "" {
-		return write
-	}
-	n := hk.spills.Add(1)
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return func(io.Writer) error { return err }
-	}
-	b := buf.Bytes()
-	switch {
-	case n == 1 && hk.DamageSpill == "flip":
-		b[len(b)/2] ^= 0x10
-	case n == 1 && hk.DamageSpill == "truncate":
-		b = b[:max(len(b)-100, 0)]
-	case n == 1 && hk.DamageSpill == "swap":
-		hk.firstSpill = bytes.Clone(b)
-	case n == 2 && hk.DamageSpill == "swap":
-		b = hk.firstSpill
-	}
-	return func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	}
-}
-
-// stopInDevice implements Hooks.StopInDevice.
-func (h *Host) stopInDevice() {
-	if h.Hooks == nil || !h.Hooks.StopInDevice || !h.Hooks.stopped.CompareAndSwap(false, true) {
-		return
-	}
-	if h.Hooks.PauseFile != "" {
-		os.WriteFile(h.Hooks.PauseFile, []byte("device"), 0o644)
-	}
-	if err := stopSelf(); err != nil {
-		h.Log.Error("stop for a stall test", "error", err)
-	}
-}
-
-// freeze stops every new synthesis reservation on this host.
-func (h *Host) freeze() {
-	h.Budget.freeze()
-	if h.Urgent != nil {
-		h.Urgent.freeze()
-	}
-}
-
-// pause implements Hooks.PauseAt for phase; it returns ctx's error once
-// paused.
-func (h *Host) pause(ctx context.Context, phase string) error {
-	if h.Hooks == nil || h.Hooks.PauseAt != phase || !h.paused.CompareAndSwap(false, true) {
-		return nil
-	}
-	h.freeze()
-	if h.Hooks.PauseFile != "" {
-		os.WriteFile(h.Hooks.PauseFile, []byte(phase), 0o644)
-	}
-	h.Log.Warn("paused for a fault test", "phase", phase)
-	<-ctx.Done()
-	return ctx.Err()
 }
 
 // ValidateC1 is the ValidateC1 activity: strict decoding and native
@@ -505,70 +372,6 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 	return job.SynthOutput{Witness: job.HostWitness(h.ID, handle), Bytes: w.bytes, SynthMS: s.SynthTime().Milliseconds()}, nil
 }
 
-// spillWitness writes a synthesized witness for a device host. Its size
-// stays in this host's budget until the workflow releases it (the device
-// host has loaded it, or the partition failed): a synthesis host cannot
-// outrun the device hosts, whatever the spill's capacity.
-func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n int64, budget *Budget) (job.SynthOutput, error) {
-	t0 := time.Now()
-	key := s.Partition() + "/" + newHandle() // the prover, sector and partition, then this copy
-	size := h.Phases.SpillBytes(s)
-	write := h.Hooks.damageSpill(func(w io.Writer) error { return h.Phases.Spill(s, w) })
-	if err := h.spill.Put(ctx, key, size, write); err != nil {
-		return job.SynthOutput{}, fmt.Errorf("spill %s: %w", s.Partition(), err)
-	}
-	// The spilled witness's packed bytes stay in this host's budget until
-	// the workflow releases them: a synthesis host does not outrun the
-	// device hosts.
-	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: s.Bytes(), spill: key, budget: budget, deadline: in.Deadline}
-	budget.Hold(n, w.bytes)
-	handle := h.ws.put(w)
-	h.count(func(st *HostStats) { st.Syntheses++; st.Spilled++ })
-	h.phase("synth", s.SynthTime())
-	h.Log.Info("SPILL_END", "partition", s.Partition(), "spill_bytes", size, "spill_ms", time.Since(t0).Milliseconds())
-	return job.SynthOutput{Witness: job.WitnessLocation{Host: h.ID, DeviceQueue: job.QueueDevice, ControlQueue: job.ControlQueue(h.ID),
-		Handle: handle, Spill: key}, Bytes: w.bytes, SynthMS: s.SynthTime().Milliseconds()}, nil
-}
-
-// loadSpilled reads a spilled witness onto this device host and returns
-// its local handle, streamed: the witness is decoded as it arrives. A
-// missing, damaged or foreign spill loses the witness: the workflow
-// synthesizes the partition again. A read that fails on the way (the
-// store's trouble) is retried.
-func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, error) {
-	if h.spill == nil {
-		return "", temporal.NewNonRetryableApplicationError("host "+h.ID+" has no --spill to load witness "+in.Witness.Spill+" from", job.ErrWitnessLost, nil)
-	}
-	t0 := time.Now()
-	r, err := h.spill.Get(ctx, in.Witness.Spill)
-	if err != nil {
-		if errors.Is(err, ErrSpillMissing) {
-			return "", h.witnessLost(in.Witness.Spill, "device phase")
-		}
-		return "", fmt.Errorf("load spilled witness %s: %w", in.Witness.Spill, err)
-	}
-	cr := &iocount.Reader{R: r}
-	s, err := h.Phases.Unspill(ctx, in.SectorRef, in.Partition, cr)
-	r.Close()
-	var ae *temporal.ApplicationError
-	switch {
-	case errors.As(err, &ae):
-		return "", err // the sector's own trouble (bad C1, no keys)
-	case errors.Is(err, prover.ErrBadSpill):
-		h.count(func(st *HostStats) { st.WitnessLost++ })
-		h.Log.Warn("spilled witness refused: the partition is synthesized again", "spill", in.Witness.Spill, "error", err)
-		return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("spill %s: %v", in.Witness.Spill, err), job.ErrWitnessLost, err)
-	case err != nil:
-		return "", fmt.Errorf("load spilled witness %s: %w", in.Witness.Spill, err)
-	}
-	h.count(func(st *HostStats) { st.Loaded++ })
-	h.Log.Info("SPILL_LOAD", "partition", s.Partition(), "spill_bytes", cr.N, "bytes", s.Bytes(), "load_ms", time.Since(t0).Milliseconds())
-	// Not in this host's budget: the synthesis host counts it until the
-	// workflow releases it there; here the device queue's concurrency
-	// bounds what is loaded.
-	return h.ws.put(&witness{ref: in.SectorRef, k: in.Partition, solved: s, loaded: true, deadline: in.Deadline}), nil
-}
-
 func (h *Host) witnessLost(handle, phase string) error {
 	h.count(func(s *HostStats) { s.WitnessLost++ })
 	return temporal.NewNonRetryableApplicationError(
@@ -583,23 +386,6 @@ func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 	defer stop()
 	out, err := withinDeadline(ctx, h, in, "device phase", func(ctx context.Context) (job.DeviceOutput, error) { return h.devicePhase(ctx, in) })
 	return out, h.observe(ctx, job.ActDevicePhase, err)
-}
-
-// withinDeadline runs a phase of a held witness (f) until its job's
-// deadline; past it, the phase is refused and the witness dropped at once.
-func withinDeadline[T any](ctx context.Context, h *Host, in job.HandleInput, phase string, f func(context.Context) (T, error)) (T, error) {
-	op := fmt.Sprintf("%s of %s partition %d", phase, in.SectorRef, in.Partition)
-	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
-	if err != nil {
-		if in.Witness.Spill == "" {
-			h.ws.lapse(in.Witness.Handle)
-		}
-		var zero T
-		return zero, err
-	}
-	defer cancel()
-	v, err := f(ctx)
-	return v, overDeadline(ctx, in.Deadline, op, err)
 }
 
 func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {

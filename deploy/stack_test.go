@@ -415,16 +415,28 @@ func TestComposeStack(t *testing.T) {
 
 	network := s.project + "_default"
 	b = faultBatch("fault-network")
+	var cut string
 	added(s.prove(b, func(ctx context.Context) string {
 		c, err := s.proving(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
+		cut = c
 		s.run(time.Minute, s.root, nil, "docker", "network", "disconnect", network, c)
 		time.Sleep(30 * time.Second)
 		s.run(time.Minute, s.root, nil, "docker", "network", "connect", "--alias", "prover", network, c)
 		return "docker network disconnect " + c + " for 30 s mid device phase, then connect"
 	}))
+	// What the cut prover said of it (its polls failing aside): the
+	// evidence for docs/failure-modes.md's network row.
+	logs, _ := exec.Command("docker", "logs", cut).CombinedOutput()
+	said := 0
+	for _, l := range strings.Split(string(logs), "\n") {
+		if (strings.Contains(l, `"level":"WARN"`) || strings.Contains(l, `"level":"ERROR"`)) && !strings.Contains(l, "Failed to poll") && said < 8 {
+			s.note("  %s: %.300s", cut, l)
+			said++
+		}
+	}
 
 	b = faultBatch("fault-orchestrator-postgresql")
 	added(s.prove(b, func(ctx context.Context) string {
@@ -458,8 +470,8 @@ func TestComposeStack(t *testing.T) {
 	lost := added(s.prove(b, func(ctx context.Context) string {
 		old := s.containers("prover")
 		for _, c := range old {
-			// docker stop waits the service's stop_grace_period: the
-			// prover finishes what it holds, then exits.
+			// As long as the service's stop_grace_period: the prover
+			// finishes what it holds, then exits.
 			s.run(4*time.Minute, s.root, nil, "docker", "stop", "-t", "180", c)
 			s.events() // its log's last counts, before it is removed
 			s.run(time.Minute, s.root, nil, "docker", "rm", c)

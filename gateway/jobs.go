@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,122 +21,6 @@ import (
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
 )
-
-// proofJob is a job of a kind c2flow proves: one sector identity and its
-// proof. Its id names both, so that any gateway can await or cancel it
-// with nothing but Temporal and S3:
-// <kind>/<proof>/<prover hex>/<sector>/<input digest hex>, kind a
-// scheme's request kind ("porep", "snap").
-type proofJob struct {
-	kind     string
-	ref      job.SectorRef // Profile is the proof
-	priority int           // c2flow's 1 (most urgent) to 5; 0: 3
-	// deadline, for a PoSt, is when its proof is no longer of use: past it
-	// the job fails, named, instead of being proved late.
-	deadline time.Time
-}
-
-// PoStDeadline is a PoSt request's deadline where its call carries none:
-// Curio's default ProveTimeout (lib/cuzk/client.go proveTimeout, [Cuzk]
-// ProveTimeout).
-const PoStDeadline = 30 * time.Minute
-
-// deadlineOf is a request's deadline: none for PoRep and SnapDeals (hours
-// of work, no chain deadline at this scale); for a PoSt, with blocking (a
-// Prove, which waits for the proof) its call's deadline (Curio's Prove sets
-// its ProveTimeout on the call), else PoStDeadline from now (a SubmitProof
-// call's deadline is the submission's, not the proof's).
-func deadlineOf(ctx context.Context, kind string, blocking bool) time.Time {
-	if kind != scheme.KindWindowPoSt && kind != scheme.KindWinningPoSt {
-		return time.Time{}
-	}
-	if d, ok := ctx.Deadline(); ok && blocking {
-		return d
-	}
-	return time.Now().Add(PoStDeadline)
-}
-
-// id encodes the job's id; parseJobID reads it back.
-func (j proofJob) id() string { return j.kind + "/" + j.ref.Profile + "/" + j.ref.Identity() }
-
-// batchID is the job's batch: derived from the sector's identity, so every
-// request for it, from any gateway (or `c2flow submit` of the same input),
-// names the same batch workflow.
-func (j proofJob) batchID() string { return batch.ID([]job.SectorRef{j.ref}) }
-
-// maxJobID bounds a job id: the longest c2flow writes is under 200 bytes.
-const maxJobID = 256
-
-// parseJobID reads a job id (proofJob.id), strictly: a kind some scheme
-// of set admits, a proof that scheme owns, a 32-byte prover id and
-// digest, a sector number. An id over maxJobID is refused unread, and an
-// error quotes at most the head of what it was given.
-func parseJobID(id string, set scheme.Set) (proofJob, error) {
-	if len(id) > maxJobID {
-		return proofJob{}, fmt.Errorf("job id of %d bytes (%s): a c2flow job id has at most %d", len(id), quoteHead(id), maxJobID)
-	}
-	parts := strings.Split(id, "/")
-	if len(parts) != 5 {
-		return proofJob{}, fmt.Errorf("job id %s: not a c2flow job id (<kind>/<proof>/<prover>/<sector>/<input digest>, or fwd:<id> for a forwarded job)", quoteHead(id))
-	}
-	a, err := set.Admitter(parts[0])
-	if err != nil {
-		return proofJob{}, fmt.Errorf("job id %s: kind %s: %w", quoteHead(id), quoteHead(parts[0]), err)
-	}
-	if !a.Owns(parts[1]) {
-		return proofJob{}, fmt.Errorf("job id %s: %s is not a proof of %s jobs", quoteHead(id), quoteHead(parts[1]), parts[0])
-	}
-	sector, err := strconv.ParseUint(parts[3], 10, 64)
-	if err != nil {
-		return proofJob{}, fmt.Errorf("job id %s: sector number: %w", quoteHead(id), err)
-	}
-	for _, h := range []struct{ what, s string }{{"prover id", parts[2]}, {"input digest", parts[4]}} {
-		if b, err := hex.DecodeString(h.s); err != nil || len(b) != 32 || h.s != strings.ToLower(h.s) {
-			return proofJob{}, fmt.Errorf("job id %s: %s is not 32 bytes of lower-case hex", quoteHead(id), h.what)
-		}
-	}
-	return proofJob{kind: parts[0], ref: job.SectorRef{ProverID: parts[2], SectorID: sector, C1Digest: parts[4], Profile: parts[1]}}, nil
-}
-
-// quoteHead quotes s, or its first 64 bytes when longer: a client's
-// string is never echoed whole into a log or an error.
-func quoteHead(s string) string {
-	const head = 64
-	if len(s) <= head {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:head]) + fmt.Sprintf("... (%d bytes)", len(s))
-}
-
-// badRequest marks an error that is the request's fault: a FAILED result
-// (Prove) or InvalidArgument (SubmitProof), never retried by the fleet.
-type badRequest struct{ err error }
-
-func (e *badRequest) Error() string { return e.err.Error() }
-func (e *badRequest) Unwrap() error { return e.err }
-
-// requestKinds are the request kinds of cuzk's proof kinds.
-var requestKinds = map[cuzkpb.ProofKind]string{
-	cuzkpb.ProofKind_POREP_SEAL_COMMIT:     scheme.KindPoRep,
-	cuzkpb.ProofKind_SNAP_DEALS_UPDATE:     scheme.KindSnap,
-	cuzkpb.ProofKind_WINDOW_POST_PARTITION: scheme.KindWindowPoSt,
-	cuzkpb.ProofKind_WINNING_POST:          scheme.KindWinningPoSt,
-}
-
-// proves says whether a scheme of this gateway admits requests of kind k
-// and the operator did not send them elsewhere: with --forward, PoSt
-// kinds go to the cuzk daemon named.
-func (s *Server) proves(k cuzkpb.ProofKind) bool {
-	kind, ok := requestKinds[k]
-	if !ok {
-		return false
-	}
-	if s.cfg.Forward != nil && (kind == scheme.KindWindowPoSt || kind == scheme.KindWinningPoSt) {
-		return false
-	}
-	_, err := s.cfg.Schemes.Admitter(kind)
-	return err == nil
-}
 
 // start admits a request of a kind c2flow proves through the scheme of its
 // kind (scheme.Set.Admit: the identity and native checks `c2flow submit`
@@ -228,47 +111,6 @@ func (s *Server) noteRequestID(ctx context.Context, requestID string, j proofJob
 	if err := s.cfg.Store.Put(ctx, key, []byte(j.id())); err != nil {
 		s.log.Warn("request_id label not written", "request_id", requestID, "error", err)
 	}
-}
-
-// priorityClasses is each kind's class of c2flow priorities (1 most urgent to 5):
-// a client's priority orders its work within its kind's class and never
-// outside it. 1 is the urgent lanes (the urgent synthesis reserve, a
-// device's second holder, no finalize or validation slot): WinningPoSt's
-// alone, whose late proof is a lost block. WindowPoSt comes next (a late
-// one is a faulted partition), then PoRep and SnapDeals. Curio's CRITICAL
-// on a PoRep (a careless config, or a client buying priority) is served
-// as a PoRep's highest.
-var priorityClasses = map[cuzkpb.ProofKind]struct{ high, normal, low int }{
-	cuzkpb.ProofKind_WINNING_POST:          {1, 1, 1},
-	cuzkpb.ProofKind_WINDOW_POST_PARTITION: {2, 2, 2},
-	cuzkpb.ProofKind_POREP_SEAL_COMMIT:     {3, 3, 4},
-	cuzkpb.ProofKind_SNAP_DEALS_UPDATE:     {3, 3, 4},
-}
-
-// priority maps cuzk's priority onto c2flow's priority keys within the
-// kind's class: CRITICAL and HIGH its highest, NORMAL, UNSPECIFIED (cuzk's
-// default for the kind) and an unknown value its normal, LOW its lowest.
-// asked is the priority the client asked for where the class overrode
-// it (0 where not): the log says so.
-func priority(p cuzkpb.Priority, k cuzkpb.ProofKind) (prio, asked int) {
-	c, ok := priorityClasses[k]
-	if !ok {
-		c.high, c.normal, c.low = 3, 3, 4
-	}
-	switch p {
-	case cuzkpb.Priority_CRITICAL:
-		prio, asked = c.high, 1
-	case cuzkpb.Priority_HIGH:
-		prio, asked = c.high, 2
-	case cuzkpb.Priority_LOW:
-		prio, asked = c.low, 4
-	default:
-		return c.normal, 0
-	}
-	if asked < prio {
-		return prio, asked
-	}
-	return prio, 0
 }
 
 // maxRestarts bounds how often one await starts its batch again (a stored

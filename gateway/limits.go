@@ -1,9 +1,9 @@
 package gateway
 
 import (
+	"github.com/c2flow/c2flow/internal/clip"
 	"math"
 	"time"
-	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -16,7 +16,7 @@ import (
 // start are ever logged or echoed.
 const (
 	MaxRequestIDBytes = 256
-	MaxJobIDBytes     = 512
+	MaxJobIDBytes     = 256
 )
 
 // checkName refuses a name (request_id, job_id) over max bytes,
@@ -25,19 +25,7 @@ func checkName(what, v string, max int) error {
 	if len(v) <= max {
 		return nil
 	}
-	return status.Errorf(codes.InvalidArgument, "%s of %d bytes (starting %q): at most %d", what, len(v), clip(v, 32), max)
-}
-
-// clip is s's first n bytes at most, cut at a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + "..."
+	return status.Errorf(codes.InvalidArgument, "%s of %d bytes (starting %q): at most %d", what, len(v), clip.Head(v, 32), max)
 }
 
 // maxWait is the longest timeout_ms a wait honours as given: a longer one

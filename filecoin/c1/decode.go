@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/c2flow/c2flow/internal/clip"
 	"io"
 	"os"
 	"slices"
@@ -364,13 +365,6 @@ func describeRaw(b []byte) string {
 	return "a number"
 }
 
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
-}
-
 func (d *decoder) delim(want json.Delim, what string) error {
 	t, err := d.token()
 	if err != nil {
@@ -396,7 +390,7 @@ func (d *decoder) object(fields []string, typ string, value func(i int) error) e
 		}
 		k, _ := t.(string)
 		i := slices.Index(fields, k)
-		d.path.key(clip(k))
+		d.path.key(clip.Head(k, 64))
 		if i < 0 {
 			return d.fail(ErrUnknownField, "%s has fields %s", typ, strings.Join(fields, ", "))
 		}
@@ -435,7 +429,7 @@ func (d *decoder) variant(names []string, typ string, value func(i int) error) e
 	}
 	k, _ := t.(string)
 	i := slices.Index(names, k)
-	d.path.key(clip(k))
+	d.path.key(clip.Head(k, 64))
 	if i < 0 {
 		return d.fail(ErrVariant, "unknown %s variant, want one of %s", typ, strings.Join(names, ", "))
 	}
@@ -449,7 +443,7 @@ func (d *decoder) variant(names []string, typ string, value func(i int) error) e
 			return err
 		}
 		k, _ := t.(string)
-		d.path.key(clip(k))
+		d.path.key(clip.Head(k, 64))
 		return d.fail(ErrVariant, "a second %s variant; an enum holds exactly one", typ)
 	}
 	_, err = d.token()

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/c2flow/c2flow/internal/clip"
 	"io"
 	"slices"
 	"strconv"
@@ -144,7 +145,7 @@ func (s *wscanner) key() (string, error) {
 			return string(k), nil
 		}
 		if c < 0x20 || c == '\\' || len(k) >= 64 {
-			return "", s.fail(clip(string(k)), ErrUnknownField, "Commit2In has fields %s", strings.Join(wrapperFields, ", "))
+			return "", s.fail(clip.Head(string(k), 64), ErrUnknownField, "Commit2In has fields %s", strings.Join(wrapperFields, ", "))
 		}
 		k = append(k, c)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/c2flow/c2flow/internal/clip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -359,7 +360,7 @@ func TestVerifyPost2KiB(t *testing.T) {
 					line[(i*7919+j*104729)%len(line)] = byte(i*31 + j)
 				}
 				if _, err := checkPostLine(context.Background(), v, line, int64(len(line))); err == nil && !bytes.Equal(line, []byte(good)) {
-					t.Logf("damage %d left a valid record: %s", i, clip(line))
+					t.Logf("damage %d left a valid record: %s", i, clip.Head(string(line), 40))
 				}
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/c2flow/c2flow/internal/clip"
 	"io"
 	"os"
 	"slices"
@@ -229,7 +230,7 @@ func parsePoStName(raw json.RawMessage) (proofs.PoStProofInfo, error) {
 				return proofs.PoStProofInfo{}, fmt.Errorf("registered_proof %d: name the proof, here %q (Curio's number %d)", n, info.Name, n)
 			}
 		}
-		return proofs.PoStProofInfo{}, fmt.Errorf("registered_proof %s: not a registered PoSt proof's name (e.g. %q)", clip(raw), proofs.StackedDrgWindow2KiBV1_2.String())
+		return proofs.PoStProofInfo{}, fmt.Errorf("registered_proof %s: not a registered PoSt proof's name (e.g. %q)", clip.Head(string(raw), 40), proofs.StackedDrgWindow2KiBV1_2.String())
 	}
 	info, err := proofs.PoStByName(name)
 	if err != nil {
@@ -250,7 +251,7 @@ func parsePostReplica(raw json.RawMessage) (postReplica, error) {
 		return r, err
 	}
 	if err := json.Unmarshal(f[0], &r.SectorID); err != nil {
-		return r, fmt.Errorf("sector_id %s: not a sector number: %w", clip(f[0]), err)
+		return r, fmt.Errorf("sector_id %s: not a sector number: %w", clip.Head(string(f[0]), 40), err)
 	}
 	if err := seal.CheckSectorID(r.SectorID, "sector_id"); err != nil {
 		return r, err
@@ -298,7 +299,7 @@ func parseByteValues(raw json.RawMessage, what string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: not an array of byte values (integers 0 to 255): %s", what, fmt.Sprintf(format, a...))
 	}
 	if len(s) < 2 || s[0] != '[' {
-		return bad("%s", clip(raw))
+		return bad("%s", clip.Head(string(raw), 40))
 	}
 	out := make([]byte, 0, len(s)/2)
 	i := 1
@@ -320,7 +321,7 @@ func parseByteValues(raw json.RawMessage, what string) ([]byte, error) {
 		}
 		v, err := strconv.ParseUint(string(s[j:i]), 10, 8)
 		if err != nil || (i-j > 1 && s[j] == '0') {
-			return bad("value %d is %s", len(out), clip(s[j:i]))
+			return bad("value %d is %s", len(out), clip.Head(string(s[j:i]), 40))
 		}
 		out = append(out, byte(v))
 		skip()
@@ -339,15 +340,6 @@ func parseByteValues(raw json.RawMessage, what string) ([]byte, error) {
 			return bad("value %d is followed by %q", len(out)-1, s[i])
 		}
 	}
-}
-
-// clip shortens raw JSON for an error message.
-func clip(raw []byte) string {
-	const n = 40
-	if len(raw) > n {
-		return string(raw[:n]) + "..."
-	}
-	return string(raw)
 }
 
 // vkPoStVerifier verifies with one verifying key (--vk): the records must
