@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -80,10 +81,10 @@ type keeper struct {
 func (k keeper) run(ctx context.Context) (context.Context, func()) {
 	work, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
+	st := &beats{last: k.now()} // the attempt started: Temporal counts from there
 	go func() {
 		t := time.NewTicker(k.every)
 		defer t.Stop()
-		last := k.now() // the attempt started: Temporal counts from there
 		for {
 			select {
 			case <-done:
@@ -98,9 +99,10 @@ func (k keeper) run(ctx context.Context) (context.Context, func()) {
 			err := k.send(rctx)
 			rcancel()
 			var notFound *serviceerror.NotFound
+			st.record(err, k.now())
+			last := st.lastOK()
 			switch {
 			case err == nil:
-				last = k.now()
 			case temporal.IsCanceledError(err), errors.Is(err, activity.ErrActivityPaused), errors.Is(err, activity.ErrActivityReset):
 				// An operator's pause or reset ends the attempt as the SDK
 				// would.
@@ -120,7 +122,73 @@ func (k keeper) run(ctx context.Context) (context.Context, func()) {
 	}()
 	return work, func() {
 		close(done)
+		if work.Err() == nil {
+			k.settle(work, st)
+		}
 		cancel(nil)
+	}
+}
+
+// beats is what the heartbeats of one attempt found: when one last got
+// through, and whether the latest failed.
+type beats struct {
+	mu      sync.Mutex
+	last    time.Time
+	failing bool
+}
+
+func (b *beats) record(err error, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failing = err != nil
+	if err == nil {
+		b.last = now
+	}
+}
+
+func (b *beats) lastOK() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last
+}
+
+func (b *beats) down() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.failing
+}
+
+// settle holds a finished attempt's result while its heartbeats fail,
+// until one gets through (or the heartbeat timeout passes, or Temporal
+// ends the attempt). The SDK reports a result once: a report caught on a
+// dead connection times out, a DeadlineExceeded it does not retry (and
+// logs at debug), and the finished work is lost to the heartbeat timeout.
+// Measured: a prover container cut off the network for 30 s while its
+// device phase ended lost the partition to the 3-minute timeout
+// (docs/failure-modes.md); a heartbeat through first puts the report on a
+// connection that works.
+func (k keeper) settle(ctx context.Context, st *beats) {
+	if !st.down() {
+		return
+	}
+	k.log.Warn("the attempt finished while its heartbeats fail: its result waits for one to get through", "since_last", k.now().Sub(st.lastOK()).Round(time.Millisecond))
+	for st.down() && ctx.Err() == nil && k.now().Sub(st.lastOK()) <= k.timeout {
+		rctx, rcancel := context.WithTimeout(ctx, k.timeout)
+		err := k.send(rctx)
+		rcancel()
+		st.record(err, k.now())
+		var notFound *serviceerror.NotFound
+		switch {
+		case err == nil:
+			k.log.Info("heartbeat through again: reporting the attempt's result")
+			return
+		case errors.As(err, &notFound), temporal.IsCanceledError(err):
+			return // the attempt is over: nothing to report it to
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(k.every):
+		}
 	}
 }
 

@@ -120,3 +120,60 @@ func TestHeartbeatEndsWhenTemporalDoes(t *testing.T) {
 		})
 	}
 }
+
+// An attempt that finishes while its heartbeats fail (its link cut) holds
+// its result until a heartbeat gets through: the SDK reports the result
+// once and drops it if that report times out on the dead connection.
+func TestResultWaitsForAHeartbeatThrough(t *testing.T) {
+	var mu sync.Mutex
+	up, sent := true, 0
+	send := func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		sent++
+		if !up {
+			return serviceerror.NewUnavailable("connection timed out")
+		}
+		return nil
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return sent }
+	setUp := func(v bool) { mu.Lock(); defer mu.Unlock(); up = v }
+	k := keeper{send: send, every: time.Millisecond, timeout: 3 * time.Minute, now: time.Now,
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+
+	work, stop := k.run(context.Background())
+	for count() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	setUp(false) // the link is cut
+	for n := count(); count() < n+3; {
+		time.Sleep(time.Millisecond)
+	}
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("the attempt's result went out while no heartbeat got through")
+	case <-time.After(50 * time.Millisecond):
+	}
+	setUp(true)
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("stop did not return once a heartbeat got through")
+	}
+	if work.Err() == nil {
+		t.Fatal("stop left the attempt's context running")
+	}
+
+	// With the link up, stop does not wait.
+	_, stop = k.run(context.Background())
+	for n := count(); count() < n+2; {
+		time.Sleep(time.Millisecond)
+	}
+	before := time.Now()
+	stop()
+	if d := time.Since(before); d > time.Second {
+		t.Errorf("stop took %v with every heartbeat through", d)
+	}
+}
