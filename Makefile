@@ -28,13 +28,15 @@ demo: build
 # last (alphabetically, integration, about 16 minutes on 2 cores, started
 # 15 minutes in and was the run's whole tail); testreport's summary names
 # the slowest packages and when each started. deploy's compose test
-# (TestComposeStack, about 12 minutes) is mostly waiting on faults, so it
-# runs beside the others.
+# (TestComposeStack, about 17 minutes) mostly waits (heartbeat timeouts,
+# a 60 s pause) while its containers prove: it gets a third test-binary
+# slot (-p 3), so the two longest CPU-bound packages still start at once
+# (with -p 2 it held cmd/c2flow back 20 minutes).
 SLOW_TESTS := ./integration ./deploy ./cmd/c2flow ./filecoin/circuit ./filecoin/snark ./activities ./filecoin/update ./cmd/c2flow/internal/lab
 test:
 	mkdir -p .c2flow
 	$(GO) build -o .c2flow/testreport ./cmd/internal/testreport
-	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -count=1 -timeout 40m -json $(SLOW_TESTS) ./... 2>&1 | \
+	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -p 3 -count=1 -timeout 40m -json $(SLOW_TESTS) ./... 2>&1 | \
 		.c2flow/testreport -log .c2flow/test.log; \
 		rc=$$?; echo "full test log: .c2flow/test.log"; exit $$rc
 
