@@ -396,8 +396,10 @@ func TestBatchCancelBeforeContinueAsNew(t *testing.T) {
 	env := sectorEnv(t, f)
 	f.lookup = func(ref job.SectorRef) job.LookupOutput {
 		if ref.SectorID == 1 {
+			// The test environment runs its callbacks in the order they
+			// were posted: this signal's, then the lookup's result, as a
+			// server orders the signal's event before the completion's.
 			env.SignalWorkflow(job.SignalCancel, nil)
-			time.Sleep(50 * time.Millisecond) // the signal is delivered first
 			return job.LookupOutput{Found: true, Valid: true, C2Key: "c2/x"}
 		}
 		return job.LookupOutput{}
