@@ -227,7 +227,7 @@ func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.Validate
 func (h *Host) validate(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
 	// A few validations at once: each holds a whole C1 and its decoding.
 	// Priority 1 takes no slot: it never waits behind a batch of PoRep's.
-	if p := job.TaskPriority(in.Order.Priority); p != gpu.Urgent {
+	if p := job.TaskPriority(in.Order.Priority); p != job.PriorityUrgent {
 		if err := h.validateSlots.acquire(ctx, p); err != nil {
 			return job.ValidateOutput{}, err
 		}

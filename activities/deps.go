@@ -4,10 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/c2flow/c2flow/job"
 
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
+)
+
+// The urgent priority is job's; gpu mirrors it (it imports nothing of the
+// orchestration). These fail to compile unless the two agree.
+var (
+	_ [gpu.Urgent - job.PriorityUrgent]struct{}
+	_ [job.PriorityUrgent - gpu.Urgent]struct{}
 )
 
 // Deps are what a worker host runs on, assembled by its process and handed

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/c2flow/c2flow/job"
 	"time"
 
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
@@ -60,7 +61,7 @@ func (s *Server) proves(k cuzkpb.ProofKind) bool {
 // on a PoRep (a careless config, or a client buying priority) is served
 // as a PoRep's highest.
 var priorityClasses = map[cuzkpb.ProofKind]struct{ high, normal, low int }{
-	cuzkpb.ProofKind_WINNING_POST:          {1, 1, 1},
+	cuzkpb.ProofKind_WINNING_POST:          {job.PriorityUrgent, job.PriorityUrgent, job.PriorityUrgent},
 	cuzkpb.ProofKind_WINDOW_POST_PARTITION: {2, 2, 2},
 	cuzkpb.ProofKind_POREP_SEAL_COMMIT:     {3, 3, 4},
 	cuzkpb.ProofKind_SNAP_DEALS_UPDATE:     {3, 3, 4},

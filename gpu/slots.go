@@ -47,7 +47,8 @@ type Slots struct {
 	changed     chan struct{} // closed when a device is quarantined
 }
 
-// Urgent is the priority that takes a device's urgent lane.
+// Urgent is the priority that takes a device's urgent lane: job.PriorityUrgent,
+// mirrored here because gpu imports nothing of the orchestration.
 const Urgent = 1
 
 // Order ranks a partition's claim on a device: lower priority value first

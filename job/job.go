@@ -268,10 +268,18 @@ type BatchInput struct {
 	Deadline time.Time `json:"deadline,omitempty"`
 }
 
+// PriorityUrgent is the one priority that is urgent: a WinningPoSt's,
+// whose late proof is a lost block. It alone gets the urgent synthesis
+// queue and reserve, a device's urgent lane and the urgent timeouts; the
+// gateway gives it to WinningPoSt alone and submit refuses it. (gpu.Urgent
+// mirrors it, since gpu imports nothing of the orchestration; activities
+// checks at compile time that the two agree.)
+const PriorityUrgent = 1
+
 // SynthQueue is the synthesis queue of a batch priority: the urgent one
-// for priority 1.
+// for PriorityUrgent.
 func SynthQueue(priority int) string {
-	if TaskPriority(priority) == 1 {
+	if TaskPriority(priority) == PriorityUrgent {
 		return QueueSynthUrgent
 	}
 	return QueueSynth

@@ -89,7 +89,7 @@ func RunSubmit(ctx context.Context, args []string) error {
 	// Priority 1 takes the urgent lanes (the urgent synthesis reserve, a
 	// device's second holder), which are WinningPoSt's: a PoRep there
 	// delays a block.
-	if *prio == 1 {
+	if *prio == job.PriorityUrgent {
 		return fmt.Errorf("submit: --priority 1 is WinningPoSt's urgent lane; a PoRep or SnapDeals batch takes 2 (most urgent) to 5")
 	}
 	if *inFlight < 1 {
