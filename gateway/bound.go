@@ -154,11 +154,10 @@ func (s *Server) checkBound(m any, raw []byte) error {
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "SubmitProofRequest: %v", err)
 	}
-	kind, ok := requestKinds[w.kind]
-	if !ok || !s.proves(w.kind) {
+	if !s.proves(w.kind) {
 		return nil
 	}
-	bd, ok, err := s.cfg.Schemes.RequestBound(kind, w.registeredProof)
+	bd, ok, err := s.cfg.Schemes.RequestBound(cuzkKinds[w.kind].kind, w.registeredProof)
 	if err != nil {
 		return &boundError{fmt.Errorf("c2flow: %s request: %w: not decoded", w.kind, err)}
 	}

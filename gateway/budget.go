@@ -85,16 +85,6 @@ const (
 	windowReserve  = 8  // 1/8
 )
 
-func classOf(k cuzkpb.ProofKind) class {
-	switch k {
-	case cuzkpb.ProofKind_WINNING_POST:
-		return classWinning
-	case cuzkpb.ProofKind_WINDOW_POST_PARTITION:
-		return classWindow
-	}
-	return classGeneral
-}
-
 // budget admits calls against the request memory.
 type budget struct {
 	pools [3]*semaphore.Weighted // by class: the class's own and those above

@@ -109,22 +109,6 @@ func ServerOptions() []grpc.ServerOption {
 		grpc.InitialWindowSize(1 << 20), grpc.InitialConnWindowSize(1 << 20)}
 }
 
-// kindName is a proof kind as cuzk names it in GetStatus and metrics
-// (cuzk-core types.rs Display).
-func kindName(k cuzkpb.ProofKind) string {
-	switch k {
-	case cuzkpb.ProofKind_POREP_SEAL_COMMIT:
-		return "porep-c2"
-	case cuzkpb.ProofKind_SNAP_DEALS_UPDATE:
-		return "snap-update"
-	case cuzkpb.ProofKind_WINDOW_POST_PARTITION:
-		return "window-post"
-	case cuzkpb.ProofKind_WINNING_POST:
-		return "winning-post"
-	}
-	return k.String()
-}
-
 // forwardedPrefix marks the job ids of forwarded jobs: the rest is the
 // upstream server's job id.
 const forwardedPrefix = "fwd:"
@@ -281,9 +265,7 @@ func (s *Server) forwardsCircuit(id string) bool {
 // forward returns the server that takes a kind c2flow does not prove, or
 // the Unimplemented error that names the kind and the flag.
 func (s *Server) forward(k cuzkpb.ProofKind) (cuzkpb.ProvingEngineClient, error) {
-	switch k {
-	case cuzkpb.ProofKind_WINDOW_POST_PARTITION, cuzkpb.ProofKind_WINNING_POST:
-	default:
+	if !cuzkKinds[k].post {
 		return nil, status.Errorf(codes.InvalidArgument, "invalid proof_kind %d", int32(k))
 	}
 	s.metrics.request(k)

@@ -30,7 +30,8 @@ import (
 // deadline is then the call's (deadlineOf).
 func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, blocking bool) (proofJob, error) {
 	s.metrics.request(req.GetProofKind())
-	kind, ok := requestKinds[req.GetProofKind()]
+	c, ok := cuzkKinds[req.GetProofKind()]
+	kind := c.kind
 	if !ok {
 		return proofJob{}, status.Errorf(codes.InvalidArgument, "invalid proof_kind %d", int32(req.GetProofKind()))
 	}
@@ -49,7 +50,7 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 	if asked != 0 {
 		s.log.Info("cuzk priority served within its kind's class", "kind", req.GetProofKind().String(), "asked", req.GetPriority().String(), "priority", prio, "request_id", quoteHead(req.GetRequestId()))
 	}
-	j := proofJob{kind: kind, ref: ref, priority: prio, deadline: deadlineOf(ctx, kind, blocking)}
+	j := proofJob{kind: kind, ref: ref, priority: prio, deadline: deadlineOf(ctx, req.GetProofKind(), blocking)}
 	// A call whose deadline passed while its request was checked (a
 	// PoSt's native verification) stores nothing and starts nothing: no
 	// one waits for the proof.
@@ -73,11 +74,11 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 // is missing or bad.
 func (s *Server) submit(ctx context.Context, j proofJob) error {
 	o := batch.Options{BatchID: j.batchID(), MaxInFlight: 1, Priority: j.priority, Deadline: j.deadline}
-	if j.kind == scheme.KindWinningPoSt {
-		// One small partition, worthless late: a stalled host is given
-		// up in seconds and the proof made again elsewhere. A window
-		// partition keeps the defaults (a 32GiB one is a PoRep
-		// partition's work).
+	if j.priority == job.PriorityUrgent {
+		// A WinningPoSt (cuzkKinds): one small partition, worthless
+		// late: a stalled host is given up in seconds and the proof made
+		// again elsewhere. A window partition keeps the defaults (a 32GiB
+		// one is a PoRep partition's work).
 		o.Timeouts = job.UrgentTimeouts()
 	}
 	_, err := batch.Submit(ctx, s.cfg.Temporal, []job.SectorRef{j.ref}, o)
