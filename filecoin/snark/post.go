@@ -95,7 +95,8 @@ func recordPoStShape(s circuit.PoStShape) (*r1cs.Shape, error) {
 	return sh, sh.Err()
 }
 
-func (*PoStScheme) spec(proof string) (*spec, error) {
+// postSpecOf is the circuit spec of a PoSt proof name.
+func postSpecOf(proof string) (*spec, error) {
 	info, err := postInfo(proof)
 	if err != nil {
 		return nil, fmt.Errorf("filecoin PoSt circuit: %w", err)
@@ -212,7 +213,7 @@ func (*PoStScheme) DecodePoSt(raw []byte, id job.SectorRef) (*PoStSector, error)
 // PartitionBytes implements scheme.Scheme: by the PoSt circuit's counts
 // (circuit.CountPoSt, exact and quick).
 func (s *PoStScheme) PartitionBytes(ctx context.Context, proof string) (int64, error) {
-	sp, err := s.spec(proof)
+	sp, err := postSpecOf(proof)
 	if err != nil {
 		return 0, err
 	}
@@ -223,43 +224,41 @@ func (s *PoStScheme) PartitionBytes(ctx context.Context, proof string) (int64, e
 // (v28-proof-of-spacetime-fallback-... .params/.vk, located and checked
 // like a seal proof's), loaded on first use and kept.
 func (s *PoStScheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
-	sp, err := s.spec(proof)
+	c, err := postWiring.load(ctx, s.keyring, proof)
 	if err != nil {
 		return nil, err
 	}
-	k, err := s.circuit(ctx, sp)
-	if err != nil {
-		return nil, err
-	}
-	return &PoStCircuit{PoStVerifier{k: k, kind: "PoSt"}}, nil
+	return c, nil
+}
+
+// postWiring is PoSt's path from a proof name to its circuit and verifier.
+var postWiring = wiring[struct{}, *PoStCircuit, *PoStVerifier]{
+	spec: func(proof string) (struct{}, *spec, error) {
+		sp, err := postSpecOf(proof)
+		return struct{}{}, sp, err
+	},
+	circuit:  func(_ struct{}, k *keys) *PoStCircuit { return &PoStCircuit{PoStVerifier{k: k, kind: "PoSt"}} },
+	verifier: func(_ struct{}, k *keys) *PoStVerifier { return &PoStVerifier{k: k, kind: "PoSt"} },
 }
 
 // Synthesis implements scheme.Synthesizer: the PoSt circuit without its
 // keys, by its counts.
 func (s *PoStScheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
-	sp, err := s.spec(proof)
+	c, err := postWiring.synthesis(ctx, s.keyring, proof)
 	if err != nil {
 		return nil, err
 	}
-	k, ok := synthesisKeys(sp)
-	if !ok {
-		return s.Circuit(ctx, proof)
-	}
-	return &PoStCircuit{PoStVerifier{k: k, kind: "PoSt"}}, nil
+	return c, nil
 }
 
 // Verifier implements scheme.Scheme: over the loaded circuit's keys, else
 // the .vk alone.
 func (s *PoStScheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
-	sp, err := s.spec(proof)
+	v, err := postWiring.verify(ctx, s.keyring, proof)
 	if err != nil {
 		return nil, err
 	}
-	k, err := s.verifier(ctx, sp)
-	if err != nil {
-		return nil, err
-	}
-	return &PoStVerifier{k: k, kind: "PoSt"}, nil
+	return v, nil
 }
 
 // Kinds implements scheme.Admitter: WindowPoSt partitions and WinningPoSt.

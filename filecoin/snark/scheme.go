@@ -158,15 +158,25 @@ var (
 // keys, by its known counts (every registered size's); a size without
 // them loads its circuit.
 func (s *Scheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
-	info, err := proofs.ByName(proof)
+	c, err := sealWiring.synthesis(ctx, s.keyring, proof)
 	if err != nil {
-		return nil, fmt.Errorf("filecoin circuit: %w", err)
+		return nil, err
 	}
-	k, ok := synthesisKeys(sealSpec(info))
-	if !ok {
-		return s.Circuit(ctx, proof)
-	}
-	return &Circuit{Verifier{info: info, k: k}}, nil
+	return c, nil
+}
+
+// sealWiring is the seal proofs' path from a proof name to its circuit
+// and verifier.
+var sealWiring = wiring[proofs.SealProofInfo, *Circuit, *Verifier]{
+	spec: func(proof string) (proofs.SealProofInfo, *spec, error) {
+		info, err := proofs.ByName(proof)
+		if err != nil {
+			return info, nil, fmt.Errorf("filecoin circuit: %w", err)
+		}
+		return info, sealSpec(info), nil
+	},
+	circuit:  func(info proofs.SealProofInfo, k *keys) *Circuit { return &Circuit{Verifier{info: info, k: k}} },
+	verifier: func(info proofs.SealProofInfo, k *keys) *Verifier { return &Verifier{info: info, k: k} },
 }
 
 // Load returns proof's circuit with its keys, loaded on first use and
@@ -174,15 +184,7 @@ func (s *Scheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis,
 // synthetic of a sector size) share one load. Missing parameters wrap
 // scheme.ErrNoKeys.
 func (s *Scheme) Load(ctx context.Context, proof string) (*Circuit, error) {
-	info, err := proofs.ByName(proof)
-	if err != nil {
-		return nil, fmt.Errorf("filecoin circuit: %w", err)
-	}
-	k, err := s.circuit(ctx, sealSpec(info))
-	if err != nil {
-		return nil, err
-	}
-	return &Circuit{Verifier{info: info, k: k}}, nil
+	return sealWiring.load(ctx, s.keyring, proof)
 }
 
 // Verifier implements scheme.Scheme: the loaded circuit's keys where
@@ -198,15 +200,7 @@ func (s *Scheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, e
 
 // LoadVerifier is Verifier's concrete result (see Verifier).
 func (s *Scheme) LoadVerifier(ctx context.Context, proof string) (*Verifier, error) {
-	info, err := proofs.ByName(proof)
-	if err != nil {
-		return nil, fmt.Errorf("filecoin verifier: %w", err)
-	}
-	k, err := s.verifier(ctx, sealSpec(info))
-	if err != nil {
-		return nil, err
-	}
-	return &Verifier{info: info, k: k}, nil
+	return sealWiring.verify(ctx, s.keyring, proof)
 }
 
 // Schemes are Filecoin's seal, update and PoSt schemes over one keyring:

@@ -167,14 +167,15 @@ func (*UpdateScheme) DecodeUpdate(raw []byte, id job.SectorRef) (*UpdateSector, 
 // PartitionBytes implements scheme.Scheme: by the update circuit's known
 // counts, else the loaded circuit's.
 func (s *UpdateScheme) PartitionBytes(ctx context.Context, proof string) (int64, error) {
-	sp, err := s.spec(proof)
+	sp, err := updateSpecOf(proof)
 	if err != nil {
 		return 0, err
 	}
 	return s.partitionBytes(ctx, sp)
 }
 
-func (*UpdateScheme) spec(proof string) (*spec, error) {
+// updateSpecOf is the circuit spec of an update proof name.
+func updateSpecOf(proof string) (*spec, error) {
 	info, err := updateInfo(proof)
 	if err != nil {
 		return nil, fmt.Errorf("filecoin update circuit: %w", err)
@@ -186,43 +187,42 @@ func (*UpdateScheme) spec(proof string) (*spec, error) {
 // (v28-empty-sector-update-... .params/.vk, located and checked like a
 // seal proof's), loaded on first use and kept.
 func (s *UpdateScheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
-	sp, err := s.spec(proof)
+	c, err := updateWiring.load(ctx, s.keyring, proof)
 	if err != nil {
 		return nil, err
 	}
-	k, err := s.circuit(ctx, sp)
-	if err != nil {
-		return nil, err
-	}
-	return &UpdateCircuit{UpdateVerifier{k: k, kind: "update"}}, nil
+	return c, nil
+}
+
+// updateWiring is SnapDeals' path from a proof name to its circuit and
+// verifier.
+var updateWiring = wiring[struct{}, *UpdateCircuit, *UpdateVerifier]{
+	spec: func(proof string) (struct{}, *spec, error) {
+		sp, err := updateSpecOf(proof)
+		return struct{}{}, sp, err
+	},
+	circuit:  func(_ struct{}, k *keys) *UpdateCircuit { return &UpdateCircuit{UpdateVerifier{k: k, kind: "update"}} },
+	verifier: func(_ struct{}, k *keys) *UpdateVerifier { return &UpdateVerifier{k: k, kind: "update"} },
 }
 
 // Synthesis implements scheme.Synthesizer: the update circuit without its
 // keys, by its known counts.
 func (s *UpdateScheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
-	sp, err := s.spec(proof)
+	c, err := updateWiring.synthesis(ctx, s.keyring, proof)
 	if err != nil {
 		return nil, err
 	}
-	k, ok := synthesisKeys(sp)
-	if !ok {
-		return s.Circuit(ctx, proof)
-	}
-	return &UpdateCircuit{UpdateVerifier{k: k, kind: "update"}}, nil
+	return c, nil
 }
 
 // Verifier implements scheme.Scheme: over the loaded circuit's keys, else
 // the .vk alone.
 func (s *UpdateScheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
-	sp, err := s.spec(proof)
+	v, err := updateWiring.verify(ctx, s.keyring, proof)
 	if err != nil {
 		return nil, err
 	}
-	k, err := s.verifier(ctx, sp)
-	if err != nil {
-		return nil, err
-	}
-	return &UpdateVerifier{k: k, kind: "update"}, nil
+	return v, nil
 }
 
 // UpdateSector is a decoded update input with the public data its
