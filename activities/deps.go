@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/c2flow/c2flow/job"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
 )

@@ -13,7 +13,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/c2flow/c2flow/internal/portlock"
 	"io"
 	"net"
 	"os"
@@ -34,6 +33,8 @@ import (
 	"go.temporal.io/server/temporal"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/c2flow/c2flow/internal/portlock"
 )
 
 // Options of the embedded server.

@@ -3,12 +3,12 @@ package gateway
 import (
 	"encoding/hex"
 	"fmt"
-	"github.com/c2flow/c2flow/internal/clip"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/c2flow/c2flow/batch"
+	"github.com/c2flow/c2flow/internal/clip"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 )

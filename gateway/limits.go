@@ -1,12 +1,13 @@
 package gateway
 
 import (
-	"github.com/c2flow/c2flow/internal/clip"
 	"math"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/c2flow/c2flow/internal/clip"
 )
 
 // Bounds on the names a client sends. A c2flow job id is at most about

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/c2flow/c2flow/internal/clip"
 	"io"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/internal/clip"
 )
 
 // Artifact is a decoded C1 input: the C1, and the Commit2In wrapper's

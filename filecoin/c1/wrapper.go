@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/c2flow/c2flow/internal/clip"
 	"io"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/c2flow/c2flow/filecoin/proofs"
+	"github.com/c2flow/c2flow/internal/clip"
 )
 
 // Commit2In is lotus-bench's C2 input (cmd/lotus-bench main.go), also read

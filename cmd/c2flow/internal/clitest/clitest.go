@@ -4,10 +4,11 @@ package clitest
 
 import (
 	"fmt"
-	"github.com/c2flow/c2flow/internal/portlock"
 	"io"
 	"os"
 	"testing"
+
+	"github.com/c2flow/c2flow/internal/portlock"
 )
 
 // CaptureStderr returns what f writes on os.Stderr.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/c2flow/c2flow/internal/clip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/filecoin/snark"
+	"github.com/c2flow/c2flow/internal/clip"
 	"github.com/c2flow/c2flow/prover"
 )
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/c2flow/c2flow/internal/clip"
 	"io"
 	"os"
 	"slices"
@@ -27,6 +26,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/snark"
+	"github.com/c2flow/c2flow/internal/clip"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
 )
