@@ -2,11 +2,8 @@ package snark
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,24 +11,14 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/paramfiles"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/internal/flock"
 )
 
 // DefaultSetupCache is where development setups are cached by circuit
 // digest by default: r1cs.DefaultSetupCache, machine-wide.
 func DefaultSetupCache() r1cs.SetupCache { return r1cs.DefaultSetupCache() }
-
-// devMarkerText is the development marker's content.
-const devMarkerText = `DEVELOPMENT SETUP
-
-The .params and .vk files in this directory come from a single-party
-setup (c2flow filecoin/groth Generate, bellperson's
-generate_random_parameters), whose toxic waste the machine that ran it
-knew. Proofs made with them verify only under these .vk files and are
-worthless on chain. Never use them for real sectors.
-`
 
 // DevSetup writes into dir a DEVELOPMENT SETUP of proofName's circuit (a
 // registered seal proof, or an update profile: UpdateProfile) in
@@ -82,14 +69,12 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	if err != nil {
 		return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
 	}
-	base := sp.prefix + "dev" + digest[:16]
-	files := Files{Params: filepath.Join(dir, base+".params"), VK: filepath.Join(dir, base+".vk")}
-	jsonPath := filepath.Join(dir, ParametersJSON)
-	entries, err := readParametersFile(jsonPath)
+	files := paramfiles.DevPair(dir, paramfiles.DevBase(sp.prefix, digest))
+	done, err := paramfiles.DevInstalled(dir, files, sp.sectorSize)
 	if err != nil {
-		return Files{}, fmt.Errorf("development setup: %w", err)
+		return Files{}, fmt.Errorf("development setup of %s in %s: %w", sp.name, dir, err)
 	}
-	if devSetupDone(dir, files, entries, sp.sectorSize) {
+	if done {
 		// Nothing new is made: the warning was given when it was (below).
 		log.Info("development setup already in place", "params", files.Params)
 		return files, nil
@@ -100,89 +85,13 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 		return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
 	}
 	shape = nil
-	for _, f := range []struct{ from, to string }{{cached.Params, files.Params}, {cached.VK, files.VK}} {
-		if err := linkOrCopy(f.from, f.to); err != nil {
-			return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
-		}
+	if err := paramfiles.InstallDev(ctx, dir, Files{Params: cached.Params, VK: cached.VK}, files, sp.sectorSize); err != nil {
+		return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
 	}
 	debug.FreeOSMemory()
-	if entries == nil {
-		entries = map[string]groth.ParameterEntry{}
-	}
-	for _, path := range []string{files.Params, files.VK} {
-		sums, err := sumFile(ctx, path)
-		if err != nil {
-			return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
-		}
-		entries[filepath.Base(path)] = groth.ParameterEntry{Digest: sums.filDig, SectorSize: sp.sectorSize}
-	}
-	b, err := json.MarshalIndent(entries, "", "  ")
-	if err != nil {
-		return Files{}, fmt.Errorf("development setup: %w", err)
-	}
-	if err := atomicfile.Write(jsonPath, func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err }); err != nil {
-		return Files{}, fmt.Errorf("development setup: %w", err)
-	}
-	if err := atomicfile.Write(filepath.Join(dir, DevMarker), func(w io.Writer) error { _, err := io.WriteString(w, devMarkerText); return err }); err != nil {
-		return Files{}, fmt.Errorf("development setup: %w", err)
-	}
 	log.Warn("DEVELOPMENT SETUP written: single-party keys, never for real sectors",
 		"params", files.Params, "vk", files.VK, "generated", made, "s", time.Since(t0).Seconds())
 	return files, nil
-}
-
-// devSetupDone reports whether dir holds files listed in entries with the
-// sector size, and the development marker.
-func devSetupDone(dir string, files Files, entries map[string]groth.ParameterEntry, size uint64) bool {
-	for _, p := range []string{files.Params, files.VK, filepath.Join(dir, DevMarker)} {
-		if _, err := os.Stat(p); err != nil {
-			return false
-		}
-	}
-	for _, p := range []string{files.Params, files.VK} {
-		if e, ok := entries[filepath.Base(p)]; !ok || e.SectorSize != size {
-			return false
-		}
-	}
-	return true
-}
-
-// readParametersFile reads a parameters.json; an absent one is nil.
-func readParametersFile(path string) (map[string]groth.ParameterEntry, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	m, err := groth.ParseParametersJSON(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return m, nil
-}
-
-// linkOrCopy puts from at to: a hard link, or a copy (through a temporary
-// file) where the two are on different file systems.
-func linkOrCopy(from, to string) error {
-	os.Remove(to)
-	if err := os.Link(from, to); err == nil {
-		return nil
-	}
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	return atomicfile.Write(to, func(w io.Writer) error { _, err := io.Copy(w, src); return err })
-}
-
-// Publisher is a Remote that keys can be published to (storage.Store).
-type Publisher interface {
-	Remote
-	Head(ctx context.Context, key string) (string, error)
-	UploadFile(ctx context.Context, key, src string) error
 }
 
 // EnsureKeys implements scheme.Scheme. Filecoin's real parameters are the
@@ -192,8 +101,8 @@ type Publisher interface {
 // dev, a DEVELOPMENT setup of proof (2KiB and 8MiB; from the machine's
 // setup cache when it has one) is written in Filecoin's format to the
 // parameter directory and published to the Remote under RemotePrefix,
-// where hosts without the files find them. notes is told what a user
-// waits for.
+// where hosts without the files find them (paramfiles.Store.PublishDev).
+// notes is told what a user waits for.
 func (s *Scheme) EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
 	return s.ensureKeys(ctx, proof, dev, notes)
 }
@@ -203,35 +112,17 @@ func (s *keyring) ensureKeys(ctx context.Context, proof string, dev bool, notes 
 	if !dev {
 		return nil
 	}
-	dir := s.params.dir()
 	cache := DefaultSetupCache()
 	fmt.Fprintf(notes, "   %s: making Filecoin-format DEVELOPMENT parameters (single-party setup, never for real sectors) (made once, about a minute for 2KiB on 2 cores, then cached in %s) ...", proof, cache.Dir)
 	t := time.Now()
-	files, err := DevSetup(ctx, proof, dir, cache, s.log)
+	files, err := DevSetup(ctx, proof, s.params.dir(), cache, s.log)
 	if err != nil {
 		fmt.Fprintln(notes)
 		return err
 	}
 	fmt.Fprintf(notes, " done in %v\n", time.Since(t).Round(time.Millisecond))
-	if s.params.Remote == nil {
-		return nil
-	}
-	pub, ok := s.params.Remote.(Publisher)
-	if !ok {
-		return fmt.Errorf("publish the %s development setup: the parameters' storage (%T) takes no uploads", proof, s.params.Remote)
-	}
-	// parameters.json lists every pair of dir: uploaded each time so that
-	// it lists this one too.
-	for _, path := range []string{files.Params, files.VK, filepath.Join(dir, DevMarker), filepath.Join(dir, ParametersJSON)} {
-		key := RemotePrefix + filepath.Base(path)
-		if _, err := pub.Head(ctx, key); err == nil && filepath.Base(path) != ParametersJSON {
-			continue
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("publish %s: %w", key, err)
-		}
-		if err := pub.UploadFile(ctx, key, path); err != nil {
-			return fmt.Errorf("publish %s: %w", key, err)
-		}
+	if err := s.store.PublishDev(ctx, files); err != nil {
+		return fmt.Errorf("publish the %s development setup: %w", proof, err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/paramfiles"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/scheme"
 )
@@ -25,7 +26,7 @@ type keyring struct {
 	mu    sync.Mutex
 	loads map[string]*loading
 	vks   map[string]*keys // verifying keys loaded alone (Verifier)
-	sums  sumCache
+	store *paramfiles.Store
 }
 
 // loading is one circuit's load, shared by the callers that wait for it.
@@ -39,7 +40,8 @@ func newKeyring(p Params, log *slog.Logger) *keyring {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &keyring{params: p, log: log.With("scheme", "filecoin"), loads: map[string]*loading{}, vks: map[string]*keys{}}
+	log = log.With("scheme", "filecoin")
+	return &keyring{params: p, log: log, loads: map[string]*loading{}, vks: map[string]*keys{}, store: p.store(log)}
 }
 
 // circuit returns sp's keys: loaded on first use (the parameter pair
@@ -121,7 +123,7 @@ func readVK(path string, numInputs int) (*groth.VerifyingKey, error) {
 	vk, err := groth.ReadVerifyingKeyFileFor(path, numInputs)
 	var ic *groth.ICCountError
 	if errors.As(err, &ic) {
-		return nil, fmt.Errorf("%s has %d IC points, the circuit has %d inputs: a key of another circuit: %w", path, ic.Got, numInputs, ErrBadParams)
+		return nil, fmt.Errorf("%s has %d IC points, the circuit has %d inputs: a key of another circuit: %w", path, ic.Got, numInputs, paramfiles.ErrBadParams)
 	}
 	if err != nil {
 		return nil, err
@@ -135,27 +137,28 @@ func (r *keyring) loadVK(ctx context.Context, sp *spec) (*keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &keys{key: sp.key, files: loc.Files, dev: loc.dev, paramsDigest: loc.wantParams, vkDigest: loc.wantVK}
-	sums, err := r.sums.of(ctx, loc.VK)
+	k := keysOf(sp, loc)
+	sums, err := r.store.Check(ctx, loc.VK, loc.WantVK)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s verifying key: %w", sp.name, err))
-	}
-	if loc.wantVK != "" && sums.filDig != loc.wantVK {
-		return nil, k.wrap(fmt.Errorf("%s verifying key: %s: digest %s, %s says %s: %w (delete the file to fetch it again)",
-			sp.name, loc.VK, sums.filDig, ParametersJSON, loc.wantVK, ErrBadParams))
 	}
 	vk, err := readVK(loc.VK, sp.numInputs)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s verifying key: %w", sp.name, err))
 	}
 	k.vk, k.pvk = vk, vk.Prepare()
-	k.digests = scheme.Digests{VK: sums.sha256}
+	k.digests = scheme.Digests{VK: sums.SHA256}
 	log := r.log.With("proof", sp.name, "circuit", sp.key)
 	if k.dev {
 		log = log.With("parameters", "DEVELOPMENT SETUP")
 	}
-	log.Info("Filecoin verifying key loaded alone, for proof verification", "vk", filepath.Base(loc.VK), "checked_against_parameters_json", loc.wantVK != "")
+	log.Info("Filecoin verifying key loaded alone, for proof verification", "vk", filepath.Base(loc.VK), "checked_against_parameters_json", loc.WantVK != "")
 	return k, nil
+}
+
+// keysOf are sp's keys before they are read: their files as located.
+func keysOf(sp *spec, loc *paramfiles.Located) *keys {
+	return &keys{key: sp.key, files: loc.Files, dev: loc.Dev, paramsDigest: loc.WantParams, vkDigest: loc.WantVK}
 }
 
 // load locates, checks and reads sp's parameters.
@@ -166,13 +169,13 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &keys{key: sp.key, files: loc.Files, dev: loc.dev, paramsDigest: loc.wantParams, vkDigest: loc.wantVK}
+	k := keysOf(sp, loc)
 	if k.dev {
 		log = log.With("parameters", "DEVELOPMENT SETUP")
 		log.Warn("loading a DEVELOPMENT SETUP of Filecoin's parameters: its proofs verify only under its own .vk and are worthless on chain",
 			"params", loc.Params, "vk", loc.VK)
 	}
-	pSums, vSums, err := r.checkSums(ctx, loc)
+	pSums, vSums, err := r.store.CheckPair(ctx, loc)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s parameters: %w", sp.name, err))
 	}
@@ -217,7 +220,7 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 		return nil, k.wrap(fmt.Errorf("%s parameters: %w", sp.name, err))
 	}
 	if !gp.VK.Equal(vk) {
-		return nil, k.wrap(fmt.Errorf("%s parameters: %s and %s hold different verifying keys: not a pair: %w", sp.name, loc.Params, loc.VK, ErrBadParams))
+		return nil, k.wrap(fmt.Errorf("%s parameters: %s and %s hold different verifying keys: not a pair: %w", sp.name, loc.Params, loc.VK, paramfiles.ErrBadParams))
 	}
 	pk, gvk, err := gp.ToGnark(d)
 	if err != nil {
@@ -226,7 +229,7 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 	gp, d = nil, nil
 	debug.FreeOSMemory()
 	k.vk, k.pvk, k.gvk = vk, vk.Prepare(), gvk
-	k.digests = scheme.Digests{VK: vSums.sha256, PK: pSums.sha256, Circuit: digest}
+	k.digests = scheme.Digests{VK: vSums.SHA256, PK: pSums.SHA256, Circuit: digest}
 	k.prover, err = prover.New(&prover.Keys{Digest: digest[:16], NbPublic: k.counts.Inputs, PK: pk, VK: gvk, System: sys}, log)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s prover: %w", sp.name, err))
@@ -234,7 +237,7 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 	k.prover.EarlyG2 = r.params.EarlyG2
 	log.Info("Filecoin parameters loaded", "params", filepath.Base(loc.Params), "constraints", k.counts.Constraints,
 		"inputs", k.counts.Inputs, "aux", k.counts.Aux, "shape", digest[:16], "digests_s", tSums.Seconds(),
-		"shape_s", tShape.Seconds(), "system_bytes", sys.Bytes(), "read_s", time.Since(t1).Seconds(), "checked_against_parameters_json", loc.wantVK != "")
+		"shape_s", tShape.Seconds(), "system_bytes", sys.Bytes(), "read_s", time.Since(t1).Seconds(), "checked_against_parameters_json", loc.WantVK != "")
 	return k, nil
 }
 

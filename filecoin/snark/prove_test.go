@@ -22,6 +22,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/paramfiles/paramtest"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/snark"
@@ -92,8 +93,8 @@ func TestProve2KiB(t *testing.T) {
 		t.Fatalf("circuit: dev %v, files %+v", circ.Dev(), circ.Files())
 	}
 	d := circ.Digests()
-	vkSHA, vkFil := digests(t, files.VK)
-	pSHA, pFil := digests(t, files.Params)
+	vkSHA, vkFil := paramtest.Digests(t, files.VK)
+	pSHA, pFil := paramtest.Digests(t, files.Params)
 	if d.VK != vkSHA || d.PK != pSHA || len(d.Circuit) != 64 {
 		t.Fatalf("digests %+v", d)
 	}
@@ -164,7 +165,7 @@ func TestProve2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "another sector's inputs", circ.VerifyPartition(other, 0, gproof), nil, "8/0", "DEVELOPMENT SETUP")
+	paramtest.WantErr(t, "another sector's inputs", circ.VerifyPartition(other, 0, gproof), nil, "8/0", "DEVELOPMENT SETUP")
 
 	enc, err := circ.EncodePartition(gproof)
 	if err != nil {
@@ -215,16 +216,16 @@ func TestProve2KiB(t *testing.T) {
 		t.Fatalf("proof under another setup's verifying key: %v, want ErrInvalidProof", err)
 	}
 
-	wantErr(t, "C2 against another sector", circ.VerifyC2(other, c2b), groth.ErrInvalidProof, "sector 8", "DEVELOPMENT SETUP")
+	paramtest.WantErr(t, "C2 against another sector", circ.VerifyC2(other, c2b), groth.ErrInvalidProof, "sector 8", "DEVELOPMENT SETUP")
 	for _, i := range []int{0, 50, 100, 191} {
 		bad := bytes.Clone(c2b)
 		bad[i] ^= 0x01
-		wantErr(t, "tampered byte", circ.VerifyC2(sec, bad), nil, "sector 7", "DEVELOPMENT SETUP")
+		paramtest.WantErr(t, "tampered byte", circ.VerifyC2(sec, bad), nil, "sector 7", "DEVELOPMENT SETUP")
 	}
-	wantErr(t, "short C2", circ.VerifyC2(sec, c2b[:191]), nil, "191 bytes", "192")
-	wantErr(t, "long C2", circ.VerifyC2(sec, append(bytes.Clone(c2b), 0)), nil, "193 bytes")
-	wantErr(t, "assemble garbage", func() error { _, err := circ.Assemble(sec, [][]byte{make([]byte, 192)}); return err }(), nil, "partition "+hex.EncodeToString(testProver[:])+"/7/0")
-	wantErr(t, "assemble two", func() error { _, err := circ.Assemble(sec, [][]byte{enc, enc}); return err }(), nil, "2 partition proofs")
+	paramtest.WantErr(t, "short C2", circ.VerifyC2(sec, c2b[:191]), nil, "191 bytes", "192")
+	paramtest.WantErr(t, "long C2", circ.VerifyC2(sec, append(bytes.Clone(c2b), 0)), nil, "193 bytes")
+	paramtest.WantErr(t, "assemble garbage", func() error { _, err := circ.Assemble(sec, [][]byte{make([]byte, 192)}); return err }(), nil, "partition "+hex.EncodeToString(testProver[:])+"/7/0")
+	paramtest.WantErr(t, "assemble two", func() error { _, err := circ.Assemble(sec, [][]byte{enc, enc}); return err }(), nil, "2 partition proofs")
 
 	// The loaded circuit is this process's verifier; a process without it
 	// verifies with the .vk alone, downloading nothing else.
@@ -245,7 +246,7 @@ func TestProve2KiB(t *testing.T) {
 	}
 	bad := bytes.Clone(c2b)
 	bad[100] ^= 0x01
-	wantErr(t, "tampered byte, verifying key alone", v.VerifyC2(sec, bad), nil, "sector 7", "DEVELOPMENT SETUP")
+	paramtest.WantErr(t, "tampered byte, verifying key alone", v.VerifyC2(sec, bad), nil, "sector 7", "DEVELOPMENT SETUP")
 	if got, err := v.(*snark.Verifier).Assemble(sec, [][]byte{enc}); err != nil || !bytes.Equal(got, c2b) {
 		t.Fatalf("assemble with the verifying key alone: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/paramfiles/paramtest"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/filecoin/update"
@@ -259,9 +260,9 @@ func TestKnownUpdateCounts(t *testing.T) {
 	}
 	_, vkName := update.ParamsFiles(update.CacheID(shape))
 	dir := t.TempDir()
-	writeTrapdoorVK(t, filepath.Join(dir, vkName), snark.UpdateInputs)
-	_, fil := digests(t, filepath.Join(dir, vkName))
-	writeParametersJSON(t, filepath.Join(dir, "parameters.json"), map[string]groth.ParameterEntry{
+	paramtest.WriteTrapdoorVK(t, filepath.Join(dir, vkName), snark.UpdateInputs)
+	_, fil := paramtest.Digests(t, filepath.Join(dir, vkName))
+	paramtest.WriteParametersJSON(t, filepath.Join(dir, "parameters.json"), map[string]groth.ParameterEntry{
 		vkName: {Digest: fil, SectorSize: 2 << 10}, strings.TrimSuffix(vkName, ".vk") + ".params": {Digest: strings.Repeat("0", 32), SectorSize: 2 << 10}})
 	v, err := snark.Schemes(snark.Params{Dir: dir}, nil)[1].Verifier(context.Background(), snark.UpdateProfile(info))
 	if err != nil {
