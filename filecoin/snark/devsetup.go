@@ -94,19 +94,6 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	return files, nil
 }
 
-// EnsureKeys implements scheme.Scheme. Filecoin's real parameters are the
-// operator's (Filecoin's published files, installed on the hosts or in
-// their storage): without dev there is nothing to make, and a host that
-// lacks them says so (scheme.ErrNoKeys) when it loads the circuit. With
-// dev, a DEVELOPMENT setup of proof (2KiB and 8MiB; from the machine's
-// setup cache when it has one) is written in Filecoin's format to the
-// parameter directory and published to the Remote under RemotePrefix,
-// where hosts without the files find them (paramfiles.Store.PublishDev).
-// notes is told what a user waits for.
-func (s *Scheme) EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
-	return s.ensureKeys(ctx, proof, dev, notes)
-}
-
 // ensureKeys is EnsureKeys of a seal proof or an update profile.
 func (s *keyring) ensureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
 	if !dev {

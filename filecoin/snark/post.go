@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -35,7 +34,7 @@ import (
 // (Scheme.PoSt): once loaded, a PoSt circuit's keys stay resident, counted
 // in the host's key bytes like every other circuit's.
 type PoStScheme struct {
-	*keyring
+	kind[proofs.PoStProofInfo, *PoStCircuit, *PoStVerifier]
 }
 
 var (
@@ -46,7 +45,9 @@ var (
 )
 
 // PoSt is Filecoin's PoSt scheme over the same parameters and loads.
-func (s *Scheme) PoSt() *PoStScheme { return &PoStScheme{s.keyring} }
+func (s *Scheme) PoSt() *PoStScheme {
+	return &PoStScheme{kind[proofs.PoStProofInfo, *PoStCircuit, *PoStVerifier]{s.keyring, postKind}}
+}
 
 // postInfo is the registered PoSt proof of a profile: filecoin-proofs-api's
 // name alone, so that one proof has one name in identities.
@@ -95,50 +96,17 @@ func recordPoStShape(s circuit.PoStShape) (*r1cs.Shape, error) {
 	return sh, sh.Err()
 }
 
-// postSpecOf is the circuit spec of a PoSt proof name.
-func postSpecOf(proof string) (*spec, error) {
-	info, err := postInfo(proof)
-	if err != nil {
-		return nil, fmt.Errorf("filecoin PoSt circuit: %w", err)
-	}
-	return postSpec(info)
-}
-
-// Name implements scheme.Scheme.
-func (*PoStScheme) Name() string { return "filecoin-post" }
-
-// Proofs implements scheme.Scheme: every registered PoSt proof.
-func (*PoStScheme) Proofs() []string { return proofs.PoStNames() }
-
-// Owns implements scheme.Scheme.
-func (*PoStScheme) Owns(proof string) bool {
-	_, err := postInfo(proof)
-	return err == nil
-}
-
-// Recognize implements scheme.Identifier: a PoStInput file.
-func (*PoStScheme) Recognize(h scheme.Head) bool { return h.Has("registered_post_proof") }
-
-// C2Ext implements scheme.Identifier: the proof's 192 bytes, as Filecoin's.
-func (*PoStScheme) C2Ext() string { return ".proof" }
-
-// MaxC1Bytes implements scheme.Scheme: MaxPoStInputBytes.
-func (*PoStScheme) MaxC1Bytes(proof string) (int64, error) {
-	info, err := postInfo(proof)
-	if err != nil {
-		return 0, err
-	}
-	return MaxPoStInputBytes(info), nil
-}
-
-// EnsureKeys implements scheme.KeyMaker as Scheme.EnsureKeys does: with
-// dev, a DEVELOPMENT setup of the PoSt circuit (2KiB and 8MiB) in
-// Filecoin's format, published.
-func (s *PoStScheme) EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
-	if _, err := postInfo(proof); err != nil {
-		return err
-	}
-	return s.ensureKeys(ctx, proof, dev, notes)
+// postKind is the PoSt proofs' kind (filecoin-proofs-api's names).
+var postKind = &kindSpec[proofs.PoStProofInfo, *PoStCircuit, *PoStVerifier]{
+	name: "filecoin-post", what: "filecoin PoSt", requests: []string{scheme.KindWindowPoSt, scheme.KindWinningPoSt},
+	proofs:    proofs.PoStNames,
+	recognize: func(h scheme.Head) bool { return h.Has("registered_post_proof") },
+	info:      postInfo, spec: postSpec,
+	maxInput: func(info proofs.PoStProofInfo) (int64, error) { return MaxPoStInputBytes(info), nil },
+	circuit: func(_ proofs.PoStProofInfo, k *keys) *PoStCircuit {
+		return &PoStCircuit{PoStVerifier{k: k, kind: "PoSt"}}
+	},
+	verifier: func(_ proofs.PoStProofInfo, k *keys) *PoStVerifier { return &PoStVerifier{k: k, kind: "PoSt"} },
 }
 
 // Identify implements scheme.Identifier: a PoStInput names its prover and
@@ -208,62 +176,6 @@ func (*PoStScheme) DecodePoSt(raw []byte, id job.SectorRef) (*PoStSector, error)
 		return nil, fmt.Errorf("PoSt input: first sector %d, not the job's %d: %w", in.FirstSector(), id.SectorID, ErrBadPoStInput)
 	}
 	return NewPoStSector(in)
-}
-
-// PartitionBytes implements scheme.Scheme: by the PoSt circuit's counts
-// (circuit.CountPoSt, exact and quick).
-func (s *PoStScheme) PartitionBytes(ctx context.Context, proof string) (int64, error) {
-	sp, err := postSpecOf(proof)
-	if err != nil {
-		return 0, err
-	}
-	return s.partitionBytes(ctx, sp)
-}
-
-// Circuit implements scheme.Scheme: the PoSt circuit with its keys
-// (v28-proof-of-spacetime-fallback-... .params/.vk, located and checked
-// like a seal proof's), loaded on first use and kept.
-func (s *PoStScheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
-	c, err := postWiring.load(ctx, s.keyring, proof)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// postWiring is PoSt's path from a proof name to its circuit and verifier.
-var postWiring = wiring[struct{}, *PoStCircuit, *PoStVerifier]{
-	spec: func(proof string) (struct{}, *spec, error) {
-		sp, err := postSpecOf(proof)
-		return struct{}{}, sp, err
-	},
-	circuit:  func(_ struct{}, k *keys) *PoStCircuit { return &PoStCircuit{PoStVerifier{k: k, kind: "PoSt"}} },
-	verifier: func(_ struct{}, k *keys) *PoStVerifier { return &PoStVerifier{k: k, kind: "PoSt"} },
-}
-
-// Synthesis implements scheme.Synthesizer: the PoSt circuit without its
-// keys, by its counts.
-func (s *PoStScheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
-	c, err := postWiring.synthesis(ctx, s.keyring, proof)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// Verifier implements scheme.Scheme: over the loaded circuit's keys, else
-// the .vk alone.
-func (s *PoStScheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
-	v, err := postWiring.verify(ctx, s.keyring, proof)
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// Kinds implements scheme.Admitter: WindowPoSt partitions and WinningPoSt.
-func (*PoStScheme) Kinds() []string {
-	return []string{scheme.KindWindowPoSt, scheme.KindWinningPoSt}
 }
 
 // Admit implements scheme.Admitter for a PoSt request as Curio's

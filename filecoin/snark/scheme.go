@@ -18,7 +18,7 @@ import (
 // concurrent use; a process holds one, so that each circuit's keys are
 // loaded and each parameter file checked once.
 type Scheme struct {
-	*keyring
+	kind[proofs.SealProofInfo, *Circuit, *Verifier]
 }
 
 var _ scheme.Scheme = (*Scheme)(nil)
@@ -26,45 +26,13 @@ var _ scheme.Scheme = (*Scheme)(nil)
 // New returns the scheme over the parameters p says where to find; log
 // may be nil.
 func New(p Params, log *slog.Logger) *Scheme {
-	return &Scheme{newKeyring(p, log)}
+	return &Scheme{kind[proofs.SealProofInfo, *Circuit, *Verifier]{newKeyring(p, log), sealKind}}
 }
 
 // Update is Filecoin's update scheme (SnapDeals) over the same parameters
 // and loads.
-func (s *Scheme) Update() *UpdateScheme { return &UpdateScheme{s.keyring} }
-
-// Name implements scheme.Scheme.
-func (s *Scheme) Name() string { return "filecoin" }
-
-// Proofs implements scheme.Scheme: the supported registered seal proofs.
-func (s *Scheme) Proofs() []string { return proofs.Names() }
-
-// Owns implements scheme.Scheme: the names of the supported registered
-// seal proofs (proofs.Names).
-func (s *Scheme) Owns(proof string) bool {
-	_, err := proofs.Parse(proof)
-	return err == nil
-}
-
-// Recognize implements scheme.Scheme: a SealCommitPhase1Output whose
-// registered_proof is a Filecoin seal proof, or a Commit2In wrapper
-// (SectorNum, Phase1Out), as lotus, Curio and lotus-bench write them.
-func (s *Scheme) Recognize(h scheme.Head) bool {
-	if p, ok := h.Strings["registered_proof"]; ok {
-		return s.Owns(p)
-	}
-	return h.Has("Phase1Out")
-}
-
-// MaxC1Bytes implements scheme.Scheme: c1.MaxInputSize, the bound the
-// decoder applies to either form (twice the longest compact C1 of the
-// proof, 4/3 of that for a Commit2In wrapper).
-func (s *Scheme) MaxC1Bytes(proof string) (int64, error) {
-	p, err := proofs.Parse(proof)
-	if err != nil {
-		return 0, err
-	}
-	return c1.MaxInputSize(p)
+func (s *Scheme) Update() *UpdateScheme {
+	return &UpdateScheme{kind[proofs.UpdateProofInfo, *UpdateCircuit, *UpdateVerifier]{s.keyring, updateKind}}
 }
 
 // Decode implements scheme.Scheme: a strict decode of either form
@@ -129,23 +97,27 @@ func bindC1(c *c1.SealCommitPhase1Output, proverID [32]byte, sectorID uint64) (*
 	return NewSector(c, &pub)
 }
 
-// PartitionBytes implements scheme.Scheme: Counts.Bytes of the proof's
-// known counts (CountsOf), else of the loaded circuit's.
-func (s *Scheme) PartitionBytes(ctx context.Context, proof string) (int64, error) {
-	info, err := proofs.ByName(proof)
-	if err != nil {
-		return 0, err
-	}
-	return s.partitionBytes(ctx, sealSpec(info))
-}
-
-// Circuit implements scheme.Scheme (see Load).
-func (s *Scheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
-	c, err := s.Load(ctx, proof)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+// sealKind is the seal proofs' kind.
+var sealKind = &kindSpec[proofs.SealProofInfo, *Circuit, *Verifier]{
+	name: "filecoin", what: "filecoin", requests: []string{scheme.KindPoRep}, proofs: proofs.Names,
+	// A SealCommitPhase1Output whose registered_proof is a Filecoin seal
+	// proof, or a Commit2In wrapper (SectorNum, Phase1Out), as lotus,
+	// Curio and lotus-bench write them.
+	recognize: func(h scheme.Head) bool {
+		if p, ok := h.Strings["registered_proof"]; ok {
+			_, err := proofs.Parse(p)
+			return err == nil
+		}
+		return h.Has("Phase1Out")
+	},
+	info: proofs.ByName,
+	spec: func(info proofs.SealProofInfo) (*spec, error) { return sealSpec(info), nil },
+	// c1.MaxInputSize, the bound the decoder applies to either form (twice
+	// the longest compact C1 of the proof, 4/3 of that for a Commit2In
+	// wrapper).
+	maxInput: func(info proofs.SealProofInfo) (int64, error) { return c1.MaxInputSize(info.Proof) },
+	circuit:  func(info proofs.SealProofInfo, k *keys) *Circuit { return &Circuit{Verifier{info: info, k: k}} },
+	verifier: func(info proofs.SealProofInfo, k *keys) *Verifier { return &Verifier{info: info, k: k} },
 }
 
 var (
@@ -154,53 +126,19 @@ var (
 	_ scheme.Synthesizer = (*PoStScheme)(nil)
 )
 
-// Synthesis implements scheme.Synthesizer: the seal circuit without its
-// keys, by its known counts (every registered size's); a size without
-// them loads its circuit.
-func (s *Scheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
-	c, err := sealWiring.synthesis(ctx, s.keyring, proof)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// sealWiring is the seal proofs' path from a proof name to its circuit
-// and verifier.
-var sealWiring = wiring[proofs.SealProofInfo, *Circuit, *Verifier]{
-	spec: func(proof string) (proofs.SealProofInfo, *spec, error) {
-		info, err := proofs.ByName(proof)
-		if err != nil {
-			return info, nil, fmt.Errorf("filecoin circuit: %w", err)
-		}
-		return info, sealSpec(info), nil
-	},
-	circuit:  func(info proofs.SealProofInfo, k *keys) *Circuit { return &Circuit{Verifier{info: info, k: k}} },
-	verifier: func(info proofs.SealProofInfo, k *keys) *Verifier { return &Verifier{info: info, k: k} },
-}
-
 // Load returns proof's circuit with its keys, loaded on first use and
 // kept (keyring.circuit): proofs of one circuit shape (V1, V1_1 and
 // synthetic of a sector size) share one load. Missing parameters wrap
 // scheme.ErrNoKeys.
 func (s *Scheme) Load(ctx context.Context, proof string) (*Circuit, error) {
-	return sealWiring.load(ctx, s.keyring, proof)
+	return s.load(ctx, proof)
 }
 
-// Verifier implements scheme.Scheme: the loaded circuit's keys where
-// this process has loaded them, else the proof's verifying key alone
-// (keyring.verifier).
-func (s *Scheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
-	v, err := s.LoadVerifier(ctx, proof)
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// LoadVerifier is Verifier's concrete result (see Verifier).
+// LoadVerifier is Verifier's concrete result: the loaded circuit's keys
+// where this process has loaded them, else the proof's verifying key
+// alone (keyring.verifier).
 func (s *Scheme) LoadVerifier(ctx context.Context, proof string) (*Verifier, error) {
-	return sealWiring.verify(ctx, s.keyring, proof)
+	return s.verify(ctx, proof)
 }
 
 // Schemes are Filecoin's seal, update and PoSt schemes over one keyring:

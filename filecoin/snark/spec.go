@@ -93,26 +93,6 @@ func (sp *spec) systemOf(shape *r1cs.Shape) (packed.Evaluator, error) {
 	return shape.System()
 }
 
-// specOf is the circuit of a seal proof's, an update profile's or a PoSt
-// proof's name.
-func specOf(name string) (*spec, error) {
-	if u, ok := strings.CutPrefix(name, UpdatePrefix); ok {
-		info, err := proofs.UpdateByName(u)
-		if err != nil {
-			return nil, err
-		}
-		return updateSpec(info)
-	}
-	if info, err := postInfo(name); err == nil {
-		return postSpec(info)
-	}
-	info, err := proofs.ByName(name)
-	if err != nil {
-		return nil, err
-	}
-	return sealSpec(info), nil
-}
-
 // recordUpdateShape records the blank update circuit of s in memory, per-input
 // constraints appended.
 func recordUpdateShape(s circuit.UpdateShape) (*r1cs.Shape, error) {

@@ -29,7 +29,7 @@ import (
 // are UpdateProfile's names. It shares its Scheme's parameters and loads
 // (Scheme.Update).
 type UpdateScheme struct {
-	*keyring
+	kind[proofs.UpdateProofInfo, *UpdateCircuit, *UpdateVerifier]
 }
 
 var _ scheme.Scheme = (*UpdateScheme)(nil)
@@ -43,41 +43,6 @@ func updateInfo(profile string) (proofs.UpdateProofInfo, error) {
 	return proofs.UpdateByName(name)
 }
 
-// Name implements scheme.Scheme.
-func (*UpdateScheme) Name() string { return "filecoin-update" }
-
-// Proofs implements scheme.Scheme: UpdateProfile of every registered
-// update proof.
-func (*UpdateScheme) Proofs() []string {
-	var out []string
-	for _, n := range proofs.UpdateNames() {
-		out = append(out, UpdatePrefix+n)
-	}
-	return out
-}
-
-// Owns implements scheme.Scheme.
-func (*UpdateScheme) Owns(proof string) bool {
-	_, err := updateInfo(proof)
-	return err == nil
-}
-
-// Recognize implements scheme.Scheme: an UpdateInput file.
-func (*UpdateScheme) Recognize(h scheme.Head) bool { return h.Has("registered_update_proof") }
-
-// C2Ext implements scheme.Scheme: the update proof's bytes, as
-// Filecoin's (the partitions' 192-byte proofs concatenated).
-func (*UpdateScheme) C2Ext() string { return ".proof" }
-
-// MaxC1Bytes implements scheme.Scheme: MaxUpdateInputBytes.
-func (*UpdateScheme) MaxC1Bytes(proof string) (int64, error) {
-	info, err := updateInfo(proof)
-	if err != nil {
-		return 0, err
-	}
-	return MaxUpdateInputBytes(info)
-}
-
 // WriteInfo implements scheme.Scheme (WriteUpdateInfo).
 func (*UpdateScheme) WriteInfo(w io.Writer, proof string) error {
 	info, err := updateInfo(proof)
@@ -87,14 +52,22 @@ func (*UpdateScheme) WriteInfo(w io.Writer, proof string) error {
 	return WriteUpdateInfo(w, info.Name)
 }
 
-// EnsureKeys implements scheme.Scheme as Scheme.EnsureKeys does: with dev,
-// a DEVELOPMENT setup of the update circuit (2KiB and 8MiB) in Filecoin's
-// format, published.
-func (s *UpdateScheme) EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
-	if _, err := updateInfo(proof); err != nil {
-		return err
-	}
-	return s.ensureKeys(ctx, proof, dev, notes)
+// updateKind is the update proofs' kind (UpdateProfile's names).
+var updateKind = &kindSpec[proofs.UpdateProofInfo, *UpdateCircuit, *UpdateVerifier]{
+	name: "filecoin-update", what: "filecoin update", requests: []string{scheme.KindSnap},
+	proofs: func() []string {
+		var out []string
+		for _, n := range proofs.UpdateNames() {
+			out = append(out, UpdatePrefix+n)
+		}
+		return out
+	},
+	recognize: func(h scheme.Head) bool { return h.Has("registered_update_proof") },
+	info:      updateInfo, spec: updateSpec, maxInput: MaxUpdateInputBytes,
+	circuit: func(_ proofs.UpdateProofInfo, k *keys) *UpdateCircuit {
+		return &UpdateCircuit{UpdateVerifier{k: k, kind: "update"}}
+	},
+	verifier: func(_ proofs.UpdateProofInfo, k *keys) *UpdateVerifier { return &UpdateVerifier{k: k, kind: "update"} },
 }
 
 // Identify implements scheme.Identifier: an UpdateInput names its prover
@@ -162,67 +135,6 @@ func (*UpdateScheme) DecodeUpdate(raw []byte, id job.SectorRef) (*UpdateSector, 
 		return nil, fmt.Errorf("update input: of sector %d, not of sector %d: %w", in.SectorID, id.SectorID, ErrBadUpdateInput)
 	}
 	return NewUpdateSector(in, parts)
-}
-
-// PartitionBytes implements scheme.Scheme: by the update circuit's known
-// counts, else the loaded circuit's.
-func (s *UpdateScheme) PartitionBytes(ctx context.Context, proof string) (int64, error) {
-	sp, err := updateSpecOf(proof)
-	if err != nil {
-		return 0, err
-	}
-	return s.partitionBytes(ctx, sp)
-}
-
-// updateSpecOf is the circuit spec of an update proof name.
-func updateSpecOf(proof string) (*spec, error) {
-	info, err := updateInfo(proof)
-	if err != nil {
-		return nil, fmt.Errorf("filecoin update circuit: %w", err)
-	}
-	return updateSpec(info)
-}
-
-// Circuit implements scheme.Scheme: the update circuit with its keys
-// (v28-empty-sector-update-... .params/.vk, located and checked like a
-// seal proof's), loaded on first use and kept.
-func (s *UpdateScheme) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
-	c, err := updateWiring.load(ctx, s.keyring, proof)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// updateWiring is SnapDeals' path from a proof name to its circuit and
-// verifier.
-var updateWiring = wiring[struct{}, *UpdateCircuit, *UpdateVerifier]{
-	spec: func(proof string) (struct{}, *spec, error) {
-		sp, err := updateSpecOf(proof)
-		return struct{}{}, sp, err
-	},
-	circuit:  func(_ struct{}, k *keys) *UpdateCircuit { return &UpdateCircuit{UpdateVerifier{k: k, kind: "update"}} },
-	verifier: func(_ struct{}, k *keys) *UpdateVerifier { return &UpdateVerifier{k: k, kind: "update"} },
-}
-
-// Synthesis implements scheme.Synthesizer: the update circuit without its
-// keys, by its known counts.
-func (s *UpdateScheme) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
-	c, err := updateWiring.synthesis(ctx, s.keyring, proof)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// Verifier implements scheme.Scheme: over the loaded circuit's keys, else
-// the .vk alone.
-func (s *UpdateScheme) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
-	v, err := updateWiring.verify(ctx, s.keyring, proof)
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // UpdateSector is a decoded update input with the public data its

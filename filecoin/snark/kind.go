@@ -1,0 +1,205 @@
+package snark
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/c2flow/c2flow/scheme"
+)
+
+// kindSpec is one Filecoin proof kind (seal, update, PoSt) as data: its
+// names, how its proof names parse (info: I), its circuit (spec), its
+// input bound, and its circuit and verifier types over the keyring's keys
+// (C, V). The kinds differ only here and in decoding their inputs; kind
+// does the rest alike for all.
+type kindSpec[I any, C scheme.Circuit, V scheme.Verifier] struct {
+	name string // the scheme's name
+	// what names the kind's circuits in errors ("filecoin update").
+	what      string
+	requests  []string // the request kinds it admits (scheme.Admitter)
+	proofs    func() []string
+	recognize func(scheme.Head) bool
+	info      func(proof string) (I, error)
+	spec      func(I) (*spec, error)
+	maxInput  func(I) (int64, error)
+	circuit   func(I, *keys) C
+	verifier  func(I, *keys) V
+}
+
+// specOf is proof's info and circuit.
+func (d *kindSpec[I, C, V]) specOf(proof string) (I, *spec, error) {
+	info, err := d.info(proof)
+	if err != nil {
+		return info, nil, fmt.Errorf("%s circuit: %w", d.what, err)
+	}
+	sp, err := d.spec(info)
+	if err != nil {
+		return info, nil, fmt.Errorf("%s circuit %s: %w", d.what, proof, err)
+	}
+	return info, sp, nil
+}
+
+// circuitOf is the circuit of proof where it is one of the kind's
+// names (ok).
+func (d *kindSpec[I, C, V]) circuitOf(proof string) (*spec, bool, error) {
+	if _, err := d.info(proof); err != nil {
+		return nil, false, nil
+	}
+	_, sp, err := d.specOf(proof)
+	return sp, true, err
+}
+
+// specTable is every kind's circuits, by proof name: what the parameter
+// machinery (the development setup) takes a proof name of any kind by.
+var specTable = []interface {
+	circuitOf(proof string) (*spec, bool, error)
+}{sealKind, updateKind, postKind}
+
+// specOf is the circuit of a seal proof's, an update profile's or a PoSt
+// proof's name.
+func specOf(proof string) (*spec, error) {
+	for _, k := range specTable {
+		if sp, ok, err := k.circuitOf(proof); ok {
+			return sp, err
+		}
+	}
+	// None owns it: the seal proofs' error names the supported ones.
+	_, _, err := sealKind.specOf(proof)
+	return nil, err
+}
+
+// kind is a Filecoin kind's scheme over the keyring that the kinds of a
+// process share (Scheme, UpdateScheme and PoStScheme embed one): what
+// every kind does the same way with its kindSpec.
+type kind[I any, C scheme.Circuit, V scheme.Verifier] struct {
+	*keyring
+	spec *kindSpec[I, C, V]
+}
+
+// Name implements scheme.Scheme.
+func (k kind[I, C, V]) Name() string { return k.spec.name }
+
+// Proofs implements scheme.Scheme: the kind's registered proof names.
+func (k kind[I, C, V]) Proofs() []string { return k.spec.proofs() }
+
+// Owns implements scheme.Scheme.
+func (k kind[I, C, V]) Owns(proof string) bool {
+	_, err := k.spec.info(proof)
+	return err == nil
+}
+
+// Recognize implements scheme.Identifier: a file of the kind's input.
+func (k kind[I, C, V]) Recognize(h scheme.Head) bool { return k.spec.recognize(h) }
+
+// C2Ext implements scheme.Identifier: Filecoin's proof bytes, the
+// partitions' 192-byte proofs concatenated.
+func (kind[I, C, V]) C2Ext() string { return ".proof" }
+
+// Kinds implements scheme.Admitter: the request kinds of the kind.
+func (k kind[I, C, V]) Kinds() []string { return k.spec.requests }
+
+// MaxC1Bytes implements scheme.Scheme: the bound of an input of proof
+// (c1.MaxInputSize, MaxUpdateInputBytes, MaxPoStInputBytes).
+func (k kind[I, C, V]) MaxC1Bytes(proof string) (int64, error) {
+	info, err := k.spec.info(proof)
+	if err != nil {
+		return 0, err
+	}
+	return k.spec.maxInput(info)
+}
+
+// EnsureKeys implements scheme.KeyMaker. Filecoin's real parameters are
+// the operator's (Filecoin's published files, installed on the hosts or
+// in their storage): without dev there is nothing to make, and a host
+// that lacks them says so (scheme.ErrNoKeys) when it loads the circuit.
+// With dev, a DEVELOPMENT setup of proof (2KiB and 8MiB; from the
+// machine's setup cache when it has one) is written in Filecoin's format
+// to the parameter directory and published to the Remote under
+// RemotePrefix, where hosts without the files find them
+// (paramfiles.Store.PublishDev). notes is told what a user waits for.
+func (k kind[I, C, V]) EnsureKeys(ctx context.Context, proof string, dev bool, notes io.Writer) error {
+	if _, err := k.spec.info(proof); err != nil {
+		return err
+	}
+	return k.ensureKeys(ctx, proof, dev, notes)
+}
+
+// PartitionBytes implements scheme.Scheme: Counts.Bytes of the circuit's
+// known counts, else of the loaded circuit's.
+func (k kind[I, C, V]) PartitionBytes(ctx context.Context, proof string) (int64, error) {
+	_, sp, err := k.spec.specOf(proof)
+	if err != nil {
+		return 0, err
+	}
+	return k.partitionBytes(ctx, sp)
+}
+
+// Circuit implements scheme.Scheme: proof's circuit with its keys (its
+// .params/.vk located and checked: paramfiles.Store.Locate), loaded on
+// first use and kept (keyring.circuit): proofs of one circuit share one
+// load. Missing parameters wrap scheme.ErrNoKeys.
+func (k kind[I, C, V]) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
+	c, err := k.load(ctx, proof)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Synthesis implements scheme.Synthesizer: proof's circuit without its
+// keys, by its known counts (synthesisKeys), so that a synthesis-only
+// host loads no proving key; a proof without known counts loads its
+// circuit.
+func (k kind[I, C, V]) Synthesis(ctx context.Context, proof string) (scheme.Synthesis, error) {
+	info, sp, err := k.spec.specOf(proof)
+	if err != nil {
+		return nil, err
+	}
+	if ks, ok := synthesisKeys(sp); ok {
+		return k.spec.circuit(info, ks), nil
+	}
+	return k.Circuit(ctx, proof)
+}
+
+// Verifier implements scheme.Scheme: over the loaded circuit's keys where
+// this process has loaded them, else the proof's verifying key alone
+// (keyring.verifier).
+func (k kind[I, C, V]) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
+	v, err := k.verify(ctx, proof)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// load is proof's circuit with its keys (Circuit).
+func (k kind[I, C, V]) load(ctx context.Context, proof string) (C, error) {
+	info, ks, err := k.keysFor(ctx, proof, k.circuit)
+	if err != nil {
+		var zero C
+		return zero, err
+	}
+	return k.spec.circuit(info, ks), nil
+}
+
+// verify is proof's verifier (Verifier).
+func (k kind[I, C, V]) verify(ctx context.Context, proof string) (V, error) {
+	info, ks, err := k.keysFor(ctx, proof, k.verifier)
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	return k.spec.verifier(info, ks), nil
+}
+
+// keysFor are proof's info and the keys get has of its circuit
+// (keyring.circuit or keyring.verifier).
+func (k kind[I, C, V]) keysFor(ctx context.Context, proof string, get func(context.Context, *spec) (*keys, error)) (I, *keys, error) {
+	info, sp, err := k.spec.specOf(proof)
+	if err != nil {
+		return info, nil, err
+	}
+	ks, err := get(ctx, sp)
+	return info, ks, err
+}
