@@ -140,11 +140,7 @@ func (k kind[I, C, V]) PartitionBytes(ctx context.Context, proof string) (int64,
 // first use and kept (keyring.circuit): proofs of one circuit share one
 // load. Missing parameters wrap scheme.ErrNoKeys.
 func (k kind[I, C, V]) Circuit(ctx context.Context, proof string) (scheme.Circuit, error) {
-	c, err := k.load(ctx, proof)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return asInterface[scheme.Circuit](k.load(ctx, proof))
 }
 
 // Synthesis implements scheme.Synthesizer: proof's circuit without its
@@ -166,40 +162,41 @@ func (k kind[I, C, V]) Synthesis(ctx context.Context, proof string) (scheme.Synt
 // this process has loaded them, else the proof's verifying key alone
 // (keyring.verifier).
 func (k kind[I, C, V]) Verifier(ctx context.Context, proof string) (scheme.Verifier, error) {
-	v, err := k.verify(ctx, proof)
+	return asInterface[scheme.Verifier](k.verify(ctx, proof))
+}
+
+// asInterface is v as the interface R, and a nil R where err is set: a
+// nil pointer in a non-nil interface is never returned.
+func asInterface[R, T any](v T, err error) (R, error) {
+	var r R
 	if err != nil {
-		return nil, err
+		return r, err
 	}
-	return v, nil
+	return any(v).(R), nil
 }
 
 // load is proof's circuit with its keys (Circuit).
 func (k kind[I, C, V]) load(ctx context.Context, proof string) (C, error) {
-	info, ks, err := k.keysFor(ctx, proof, k.circuit)
-	if err != nil {
-		var zero C
-		return zero, err
-	}
-	return k.spec.circuit(info, ks), nil
+	return withKeys(ctx, k, proof, k.circuit, k.spec.circuit)
 }
 
 // verify is proof's verifier (Verifier).
 func (k kind[I, C, V]) verify(ctx context.Context, proof string) (V, error) {
-	info, ks, err := k.keysFor(ctx, proof, k.verifier)
-	if err != nil {
-		var zero V
-		return zero, err
-	}
-	return k.spec.verifier(info, ks), nil
+	return withKeys(ctx, k, proof, k.verifier, k.spec.verifier)
 }
 
-// keysFor are proof's info and the keys get has of its circuit
+// withKeys is build of proof's info and the keys get has of its circuit
 // (keyring.circuit or keyring.verifier).
-func (k kind[I, C, V]) keysFor(ctx context.Context, proof string, get func(context.Context, *spec) (*keys, error)) (I, *keys, error) {
+func withKeys[R, I any, C scheme.Circuit, V scheme.Verifier](ctx context.Context, k kind[I, C, V], proof string,
+	get func(context.Context, *spec) (*keys, error), build func(I, *keys) R) (R, error) {
+	var zero R
 	info, sp, err := k.spec.specOf(proof)
 	if err != nil {
-		return info, nil, err
+		return zero, err
 	}
 	ks, err := get(ctx, sp)
-	return info, ks, err
+	if err != nil {
+		return zero, err
+	}
+	return build(info, ks), nil
 }

@@ -79,21 +79,12 @@ func postSpec(info proofs.PoStProofInfo) (*spec, error) {
 		prefix:    params[:strings.LastIndexByte(params, '-')+1],
 		published: strings.TrimSuffix(params, ".params"),
 		shapeName: "post-" + info.Name,
-		record:    func() (*r1cs.Shape, error) { return recordPoStShape(s) },
-		system:    func() (packed.Evaluator, error) { return circuit.PoStSystem(s) },
-		known:     Counts{Inputs: c.Inputs, Aux: c.Aux, Constraints: c.Constraints + c.Inputs}, knownOK: true,
+		record: func() (*r1cs.Shape, error) {
+			return recordWith(func(sh *r1cs.Shape) error { return circuit.SynthesizePoSt(sh, s, nil) })
+		},
+		system: func() (packed.Evaluator, error) { return circuit.PoStSystem(s) },
+		known:  Counts{Inputs: c.Inputs, Aux: c.Aux, Constraints: c.Constraints + c.Inputs}, knownOK: true,
 	}, nil
-}
-
-// recordPoStShape records the blank PoSt circuit of s in memory,
-// per-input constraints appended.
-func recordPoStShape(s circuit.PoStShape) (*r1cs.Shape, error) {
-	sh := r1cs.NewShape()
-	if err := circuit.SynthesizePoSt(sh, s, nil); err != nil {
-		return nil, err
-	}
-	sh.AppendInputConstraints()
-	return sh, sh.Err()
 }
 
 // postKind is the PoSt proofs' kind (filecoin-proofs-api's names).

@@ -19,12 +19,18 @@ func recordCached(dir string, sp *spec) (*r1cs.Shape, string, error) {
 
 // recordShape records the blank circuit of info in memory.
 func recordShape(info proofs.SealProofInfo) (*r1cs.Shape, error) {
-	s := r1cs.NewShape()
-	if err := circuit.Synthesize(s, circuit.ShapeOf(info), nil); err != nil {
+	return recordWith(func(sh *r1cs.Shape) error { return circuit.Synthesize(sh, circuit.ShapeOf(info), nil) })
+}
+
+// recordWith records a blank circuit in memory by synth, per-input
+// constraints appended, as bellperson's parameter generator records it.
+func recordWith(synth func(*r1cs.Shape) error) (*r1cs.Shape, error) {
+	sh := r1cs.NewShape()
+	if err := synth(sh); err != nil {
 		return nil, err
 	}
-	s.AppendInputConstraints()
-	return s, s.Err()
+	sh.AppendInputConstraints()
+	return sh, sh.Err()
 }
 
 // Counts are the sizes of one partition's circuit: inputs (ONE included),

@@ -69,8 +69,10 @@ func updateSpec(info proofs.UpdateProofInfo) (*spec, error) {
 		sectorSize: info.SectorSize, numInputs: UpdateInputs,
 		prefix:    prefix,
 		shapeName: "update-" + info.Name,
-		record:    func() (*r1cs.Shape, error) { return recordUpdateShape(s) },
-		known:     known, knownOK: ok,
+		record: func() (*r1cs.Shape, error) {
+			return recordWith(func(sh *r1cs.Shape) error { return circuit.SynthesizeUpdate(sh, s, nil) })
+		},
+		known: known, knownOK: ok,
 	}, nil
 }
 
@@ -91,15 +93,4 @@ func (sp *spec) systemOf(shape *r1cs.Shape) (packed.Evaluator, error) {
 		return sp.system()
 	}
 	return shape.System()
-}
-
-// recordUpdateShape records the blank update circuit of s in memory, per-input
-// constraints appended.
-func recordUpdateShape(s circuit.UpdateShape) (*r1cs.Shape, error) {
-	sh := r1cs.NewShape()
-	if err := circuit.SynthesizeUpdate(sh, s, nil); err != nil {
-		return nil, err
-	}
-	sh.AppendInputConstraints()
-	return sh, sh.Err()
 }
