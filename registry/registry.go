@@ -38,7 +38,7 @@ type Options struct {
 	FilecoinShapes string
 	// FilecoinPair, when set, names the .params/.vk pair of every Filecoin
 	// seal proof instead of a search of FilecoinParams (c2flow prove --vk).
-	FilecoinPair *snark.Files
+	FilecoinPair *KeyPair
 	// Remote supplies the keys the local directories lack, and receives
 	// the ones made or found only locally (nil: local only).
 	Remote Remote `json:"-"`
@@ -50,12 +50,36 @@ type Options struct {
 	Log     *slog.Logger `json:"-"`
 }
 
+// KeyPair names a proving key file and its verifying key file.
+type KeyPair struct {
+	Params, VK string
+}
+
+// FilecoinParamsDir is Filecoin's parameter directory where none is named:
+// $FIL_PROOFS_PARAMETER_CACHE, else Filecoin's default.
+func FilecoinParamsDir() string { return snark.DefaultDir() }
+
+// FilecoinParamsPrefix is the key prefix of Filecoin's parameter files in
+// the shared store.
+const FilecoinParamsPrefix = snark.RemotePrefix
+
+// DevSetupProofs are the proofs a development stack sets up keys for
+// (c2flow dev --dev-setup): each Filecoin kind's smallest, whose
+// single-party setup takes seconds.
+func DevSetupProofs() []string {
+	return []string{"StackedDrg2KiBV1_1", snark.UpdatePrefix + "StackedDrg2KiBV1", "StackedDrgWindow2KiBV1_2", "StackedDrgWinning2KiBV1"}
+}
+
 // Schemes returns every scheme c2flow runs, over o.
 func Schemes(o Options) scheme.Set {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	fc := snark.New(snark.Params{Dir: o.FilecoinParams, Remote: remote(o.Remote), ShapeDir: o.FilecoinShapes, Pair: o.FilecoinPair, EarlyG2: o.EarlyG2}, o.Log)
+	var pair *snark.Files
+	if o.FilecoinPair != nil {
+		pair = &snark.Files{Params: o.FilecoinPair.Params, VK: o.FilecoinPair.VK}
+	}
+	fc := snark.New(snark.Params{Dir: o.FilecoinParams, Remote: remote(o.Remote), ShapeDir: o.FilecoinShapes, Pair: pair, EarlyG2: o.EarlyG2}, o.Log)
 	return scheme.Set{
 		testscheme.New(testKeys(o), testscheme.WithLogger(o.Log), testscheme.WithEarlyG2(o.EarlyG2), testscheme.WithDevSetup(o.DevSetup)),
 		fc,

@@ -25,8 +25,12 @@ type Request struct {
 	Kind            string
 	RegisteredProof uint64
 	MinerID         uint64
-	SectorNumber    uint64
-	SectorSize      uint64 // 0: not given
+	// ProverID, where set, is the prover's 32-byte id as given (c2flow
+	// submit --prover-id); unset, a kind with a prover derives it from
+	// MinerID as Filecoin does.
+	ProverID     *[32]byte
+	SectorNumber uint64
+	SectorSize   uint64 // 0: not given
 	// Envelope is the request's one blob (cuzk's vanilla_proof), Vanilla
 	// its list (vanilla_proofs).
 	Envelope []byte

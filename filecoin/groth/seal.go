@@ -1,7 +1,6 @@
 package groth
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/sdr"
+	"github.com/c2flow/c2flow/internal/strictjson"
 )
 
 // ErrUnsupported is returned (wrapped) for seal records c2flow cannot
@@ -123,13 +123,8 @@ type recordJSON struct {
 // must be present; unknown fields are an error.
 func ParseSealRecord(line []byte) (*SealRecord, error) {
 	var j recordJSON
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
+	if err := strictjson.Decode(line, &j); err != nil {
 		return nil, fmt.Errorf("parsing seal record: %w: %w", ErrFormat, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("parsing seal record: data after the record: %w", ErrFormat)
 	}
 	missing := func(name string) error {
 		return fmt.Errorf("parsing seal record: %s missing: %w", name, ErrFormat)

@@ -19,10 +19,10 @@ import (
 var (
 	_ scheme.Admitter = (*Scheme)(nil)
 	_ scheme.Admitter = (*UpdateScheme)(nil)
+	_ scheme.Bounder  = (*Scheme)(nil)
+	_ scheme.Bounder  = (*UpdateScheme)(nil)
+	_ scheme.Bounder  = (*PoStScheme)(nil)
 )
-
-// Kinds implements scheme.Admitter: PoRep C2 requests.
-func (*Scheme) Kinds() []string { return []string{scheme.KindPoRep} }
 
 // Admit implements scheme.Admitter for a PoRep request as Curio's
 // PoRepSnarkCuzk sends it (curio lib/ffi/cuzk_funcs.go): registered_proof
@@ -88,9 +88,6 @@ func (sc *Scheme) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, [
 	return canonicalRef(a.C1, prover, r.SectorNumber)
 }
 
-// Kinds implements scheme.Admitter: SnapDeals update requests.
-func (*UpdateScheme) Kinds() []string { return []string{scheme.KindSnap} }
-
 // Admit implements scheme.Admitter for an update request as Curio's
 // ProveUpdateCuzk sends it: registered_proof (abi.RegisteredUpdateProof)
 // and sector_size must agree; the vanilla proofs are one bincode
@@ -113,7 +110,11 @@ func (s *UpdateScheme) Admit(ctx context.Context, r scheme.Request) (job.SectorR
 	if err := seal.CheckSectorID(r.SectorNumber, "sector_number"); err != nil {
 		return job.SectorRef{}, nil, err
 	}
-	req := UpdateRequest{Proof: info, ProverID: proofs.ProverID(r.MinerID), SectorID: r.SectorNumber, Vanilla: r.Vanilla, CurioJSON: r.Envelope,
+	prover := proofs.ProverID(r.MinerID)
+	if r.ProverID != nil {
+		prover = *r.ProverID
+	}
+	req := UpdateRequest{Proof: info, ProverID: prover, SectorID: r.SectorNumber, Vanilla: r.Vanilla, CurioJSON: r.Envelope,
 		Source: "vanilla_proofs"}
 	if _, err := req.checkVanilla(); err != nil {
 		return job.SectorRef{}, nil, err
@@ -207,4 +208,56 @@ func (r UpdateRequest) checkVanilla() (int, error) {
 		return 0, fmt.Errorf("%s: the vanilla proofs are %d bytes, over the %d-byte bound of a %s update: not decoded", r.Source, size, limit, info.Name)
 	}
 	return parts, nil
+}
+
+// RequestBound implements scheme.Bounder for PoRep: the C1 envelope alone,
+// at most c1.MaxInputSize of the registered proof.
+func (*Scheme) RequestBound(_ string, registeredProof uint64) (scheme.Bound, error) {
+	if registeredProof > math.MaxInt64 {
+		return scheme.Bound{}, fmt.Errorf("registered_proof %d: %w", registeredProof, proofs.ErrUnknown)
+	}
+	info, err := proofs.ByID(int64(registeredProof))
+	if err != nil {
+		return scheme.Bound{}, fmt.Errorf("registered_proof %d: %w", registeredProof, err)
+	}
+	n, err := c1.MaxInputSize(info.Proof)
+	if err != nil {
+		return scheme.Bound{}, err
+	}
+	return scheme.Bound{EnvelopeBytes: n, TotalBytes: n}, nil
+}
+
+// RequestBound implements scheme.Bounder for SnapDeals: one vanilla proof
+// a partition, or Curio's snap-vproof.json, within MaxUpdateInputBytes.
+func (*UpdateScheme) RequestBound(_ string, registeredProof uint64) (scheme.Bound, error) {
+	if registeredProof > math.MaxInt64 {
+		return scheme.Bound{}, fmt.Errorf("registered_proof %d: not a registered update proof", registeredProof)
+	}
+	info, err := proofs.LookupUpdate(proofs.RegisteredUpdateProof(registeredProof))
+	if err != nil {
+		return scheme.Bound{}, fmt.Errorf("registered_proof: %w", err)
+	}
+	limit, err := MaxUpdateInputBytes(info)
+	if err != nil {
+		return scheme.Bound{}, err
+	}
+	shape, err := circuit.UpdateShapeOf(info.SectorSize)
+	if err != nil {
+		return scheme.Bound{}, err
+	}
+	return scheme.Bound{Entries: shape.Partitions(), EntryBytes: limit, EnvelopeBytes: limit, TotalBytes: limit}, nil
+}
+
+// RequestBound implements scheme.Bounder for PoSt: one vanilla proof a
+// sector, at most SectorCount of MaxVanillaBytes each, no envelope.
+func (*PoStScheme) RequestBound(_ string, registeredProof uint64) (scheme.Bound, error) {
+	if registeredProof > math.MaxInt64 {
+		return scheme.Bound{}, fmt.Errorf("registered_proof %d: %w", registeredProof, proofs.ErrUnknownPoSt)
+	}
+	info, err := proofs.LookupPoSt(proofs.RegisteredPoStProof(registeredProof))
+	if err != nil {
+		return scheme.Bound{}, fmt.Errorf("registered_proof: %w", err)
+	}
+	per := MaxVanillaBytes(info)
+	return scheme.Bound{Entries: info.SectorCount, EntryBytes: per, TotalBytes: int64(info.SectorCount) * per}, nil
 }

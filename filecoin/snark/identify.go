@@ -30,10 +30,6 @@ func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h schem
 	return sc.IdentifyPublic(ctx, name, raw, Public{ProverID: h.ProverID, SectorID: h.SectorID})
 }
 
-// C2Ext implements scheme.Scheme: Filecoin's proof bytes, the
-// partitions' 192-byte proofs concatenated.
-func (*Scheme) C2Ext() string { return ".proof" }
-
 // IdentifyPublic is Identify with every public datum a user may give
 // (c2flow c1 check's flags).
 func (sc *Scheme) IdentifyPublic(ctx context.Context, name string, raw []byte, h Public) (job.SectorRef, []byte, error) {
@@ -56,16 +52,7 @@ func (sc *Scheme) IdentifyPublic(ctx context.Context, name string, raw []byte, h
 
 // Public is the public data a Filecoin C1 is checked against, as given by
 // a user (flags); empty fields come from elsewhere (see PublicFor).
-type Public struct {
-	ProverID, SectorID         string // hex of 32 bytes; decimal
-	Ticket, Seed, CommD, CommR string // hex of 32 bytes
-	Proof                      string // registered seal proof name
-}
-
-// Given reports whether any field besides ProverID is set.
-func (p Public) Given() bool {
-	return p.SectorID != "" || p.Ticket != "" || p.Seed != "" || p.CommD != "" || p.CommR != "" || p.Proof != ""
-}
+type Public = c1.Given
 
 // bind binds raw to pub's prover and sector (replica id, Commit2In
 // SectorNum), verifies it natively and returns its identity, the digest
@@ -212,4 +199,22 @@ func PublicFor(name string, a *c1.Artifact, h Public) (*seal.SectorPublic, strin
 		return nil, "the file's own (replica id not derived: no prover or sector id)", nil
 	}
 	return nil, mpath, err
+}
+
+// checkHints refuses hints that disagree with an input naming its own
+// prover and sector (what: "the update input"; sectorWhat: "sector").
+func checkHints(h scheme.Hints, prover [32]byte, sector uint64, what, sectorWhat string) error {
+	if h.ProverID != "" {
+		p, err := seal.ParseHex32(h.ProverID)
+		if err != nil {
+			return fmt.Errorf("--prover-id: %w", err)
+		}
+		if p != prover {
+			return fmt.Errorf("--prover-id %x, but %s is of prover %x", p, what, prover)
+		}
+	}
+	if h.SectorID != "" && h.SectorID != fmt.Sprint(sector) {
+		return fmt.Errorf("--sector-id %s, but %s's %s is %d", h.SectorID, what, sectorWhat, sector)
+	}
+	return nil
 }

@@ -29,15 +29,11 @@ func (*Scheme) WriteInfo(w io.Writer, proof string) error {
 		return fmt.Errorf("circuit info: %w", err)
 	}
 	s := circuit.ShapeOf(info)
-	t0 := time.Now()
-	cnt := r1cs.NewCounter()
-	if err := circuit.Synthesize(cnt, s, nil); err != nil {
-		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	st, took, err := count(info.Name, func(cnt *r1cs.Counter) error { return circuit.Synthesize(cnt, s, nil) })
+	if err != nil {
+		return err
 	}
-	if err := cnt.Err(); err != nil {
-		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
-	}
-	return writeCounts(w, cnt.Stats(), 0, time.Since(t0), func(tw io.Writer) {
+	return writeCounts(w, st, 0, took, func(tw io.Writer) {
 		fmt.Fprintf(tw, "proof\t%s (id %d, api %v)\n", info.Name, info.ID(), info.APIVersion)
 		fmt.Fprintf(tw, "sector\t%s, %d nodes, %d layers, tree R/C %s\n", units.Bytes(info.SectorSize), info.Nodes, info.Layers, info.TreeR)
 		fmt.Fprintf(tw, "partitions\t%d x %d challenges\n", info.Partitions, info.ChallengesPerPartition)
@@ -57,15 +53,11 @@ func WriteUpdateInfo(w io.Writer, proof string) error {
 	if err != nil {
 		return fmt.Errorf("circuit info %s: %w", info.Name, err)
 	}
-	t0 := time.Now()
-	cnt := r1cs.NewCounter()
-	if err := circuit.SynthesizeUpdate(cnt, s, nil); err != nil {
-		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	st, took, err := count(info.Name, func(cnt *r1cs.Counter) error { return circuit.SynthesizeUpdate(cnt, s, nil) })
+	if err != nil {
+		return err
 	}
-	if err := cnt.Err(); err != nil {
-		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
-	}
-	return writeCounts(w, cnt.Stats(), 0, time.Since(t0), func(tw io.Writer) {
+	return writeCounts(w, st, 0, took, func(tw io.Writer) {
 		fmt.Fprintf(tw, "update proof\t%s (id %d, api %v)\n", info.Name, int64(info.Proof), info.APIVersion)
 		fmt.Fprintf(tw, "sector\t%s, %d nodes, tree R %d-%d-%d\n", units.Bytes(info.SectorSize), s.SectorNodes, s.Tree.Base, s.Tree.Sub, s.Tree.Top)
 		fmt.Fprintf(tw, "partitions\t%d x %d challenges, h in %v (default %d), %d apex leaves\n", s.Partitions(), s.Challenges(), s.Hs(), s.HDefault(), s.ApexLeaves())
@@ -73,6 +65,9 @@ func WriteUpdateInfo(w io.Writer, proof string) error {
 		fmt.Fprintf(tw, "parameters\t%s (and .vk)\n", params)
 	})
 }
+
+// WriteInfo implements scheme.InfoWriter (WritePoStInfo).
+func (*PoStScheme) WriteInfo(w io.Writer, proof string) error { return WritePoStInfo(w, proof) }
 
 // WritePoStInfo is WriteInfo for a registered PoSt proof (a WindowPoSt
 // partition or a WinningPoSt): one sector's FallbackPoSt circuit counted
@@ -87,26 +82,36 @@ func WritePoStInfo(w io.Writer, proof string) error {
 	s := circuit.PoStShapeOf(info)
 	one := s
 	one.Sectors = 1
-	t0 := time.Now()
-	cnt := r1cs.NewCounter()
-	if err := circuit.SynthesizePoSt(cnt, one, nil); err != nil {
-		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
+	st, took, err := count(info.Name, func(cnt *r1cs.Counter) error { return circuit.SynthesizePoSt(cnt, one, nil) })
+	if err != nil {
+		return err
 	}
-	if err := cnt.Err(); err != nil {
-		return fmt.Errorf("circuit info %s: counting: %w", info.Name, err)
-	}
-	st, k := cnt.Stats(), s.Sectors
+	k := s.Sectors
 	all := r1cs.Stats{Constraints: k * st.Constraints, Inputs: 1 + k*(st.Inputs-1), Aux: k * st.Aux,
 		ANNZ: k * st.ANNZ, BNNZ: k * st.BNNZ, CNNZ: k * st.CNNZ,
 		AAuxDensity: k * st.AAuxDensity, BInputDensity: 1 + k*(st.BInputDensity-1), BAuxDensity: k * st.BAuxDensity}
 	if st.BInputDensity == 0 {
 		all.BInputDensity = 0
 	}
-	return writeCounts(w, all, packed.SystemBytes(st.Constraints, st.ANNZ+st.BNNZ+st.CNNZ), time.Since(t0), func(tw io.Writer) {
+	return writeCounts(w, all, packed.SystemBytes(st.Constraints, st.ANNZ+st.BNNZ+st.CNNZ), took, func(tw io.Writer) {
 		fmt.Fprintf(tw, "PoSt proof\t%s (%v, id %d)\n", info.Name, info.Type, int64(info.Proof))
 		fmt.Fprintf(tw, "sector\t%s, %d nodes, tree R %s\n", units.Bytes(info.SectorSize), info.Nodes, s.Tree)
 		fmt.Fprintf(tw, "partition\t%d sectors x %d challenges (one sector counted, times %d)\n", s.Sectors, s.Challenges, s.Sectors)
 	})
+}
+
+// count counts a circuit's constraints and variables by synthesizing it
+// into a counter (no witness), and says how long that took.
+func count(name string, synth func(*r1cs.Counter) error) (r1cs.Stats, time.Duration, error) {
+	t0 := time.Now()
+	cnt := r1cs.NewCounter()
+	if err := synth(cnt); err != nil {
+		return r1cs.Stats{}, 0, fmt.Errorf("circuit info %s: counting: %w", name, err)
+	}
+	if err := cnt.Err(); err != nil {
+		return r1cs.Stats{}, 0, fmt.Errorf("circuit info %s: counting: %w", name, err)
+	}
+	return cnt.Stats(), time.Since(t0), nil
 }
 
 // writeCounts writes a partition circuit's counts: head's lines, then the

@@ -49,14 +49,7 @@ func TestPackedMatchesDense2KiB(t *testing.T) {
 
 	var randomness [32]byte
 	randomness[3] = 9
-	for _, p := range []struct {
-		kind  string
-		proof proofs.RegisteredPoStProof
-		ids   []uint64
-	}{
-		{scheme.KindWindowPoSt, proofs.StackedDrgWindow2KiBV1_2, []uint64{5, 6}},
-		{scheme.KindWinningPoSt, proofs.StackedDrgWinning2KiBV1, []uint64{8}},
-	} {
+	for _, p := range postCases() {
 		ref, raw, err := set.Admit(ctx, postRequest(t, p.kind, p.proof, randomness, p.ids...))
 		if err != nil {
 			t.Fatal(err)

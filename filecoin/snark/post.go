@@ -16,7 +16,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/prover"
 	"github.com/c2flow/c2flow/prover/packed"
@@ -34,7 +33,7 @@ import (
 // (Scheme.PoSt): once loaded, a PoSt circuit's keys stay resident, counted
 // in the host's key bytes like every other circuit's.
 type PoStScheme struct {
-	kind[proofs.PoStProofInfo, *PoStCircuit, *PoStVerifier]
+	kind[proofs.PoStProofInfo, *circuitOf[*PoStSector], *verifierOf[*PoStSector]]
 }
 
 var (
@@ -46,7 +45,7 @@ var (
 
 // PoSt is Filecoin's PoSt scheme over the same parameters and loads.
 func (s *Scheme) PoSt() *PoStScheme {
-	return &PoStScheme{kind[proofs.PoStProofInfo, *PoStCircuit, *PoStVerifier]{s.keyring, postKind}}
+	return &PoStScheme{kind[proofs.PoStProofInfo, *circuitOf[*PoStSector], *verifierOf[*PoStSector]]{s.keyring, postKind}}
 }
 
 // postInfo is the registered PoSt proof of a profile: filecoin-proofs-api's
@@ -88,16 +87,18 @@ func postSpec(info proofs.PoStProofInfo) (*spec, error) {
 }
 
 // postKind is the PoSt proofs' kind (filecoin-proofs-api's names).
-var postKind = &kindSpec[proofs.PoStProofInfo, *PoStCircuit, *PoStVerifier]{
+var postKind = &kindSpec[proofs.PoStProofInfo, *circuitOf[*PoStSector], *verifierOf[*PoStSector]]{
 	name: "filecoin-post", what: "filecoin PoSt", requests: []string{scheme.KindWindowPoSt, scheme.KindWinningPoSt},
 	proofs:    proofs.PoStNames,
 	recognize: func(h scheme.Head) bool { return h.Has("registered_post_proof") },
 	info:      postInfo, spec: postSpec,
 	maxInput: func(info proofs.PoStProofInfo) (int64, error) { return MaxPoStInputBytes(info), nil },
-	circuit: func(_ proofs.PoStProofInfo, k *keys) *PoStCircuit {
-		return &PoStCircuit{PoStVerifier{k: k, kind: "PoSt"}}
+	circuit: func(_ proofs.PoStProofInfo, k *keys) *circuitOf[*PoStSector] {
+		return &circuitOf[*PoStSector]{verifierOf[*PoStSector]{k: k, kind: "PoSt"}}
 	},
-	verifier: func(_ proofs.PoStProofInfo, k *keys) *PoStVerifier { return &PoStVerifier{k: k, kind: "PoSt"} },
+	verifier: func(_ proofs.PoStProofInfo, k *keys) *verifierOf[*PoStSector] {
+		return &verifierOf[*PoStSector]{k: k, kind: "PoSt"}
+	},
 }
 
 // Identify implements scheme.Identifier: a PoStInput names its prover and
@@ -109,17 +110,8 @@ func (s *PoStScheme) Identify(ctx context.Context, name string, raw []byte, h sc
 	if err != nil {
 		return job.SectorRef{}, nil, err
 	}
-	if h.ProverID != "" {
-		p, err := seal.ParseHex32(h.ProverID)
-		if err != nil {
-			return job.SectorRef{}, nil, fmt.Errorf("--prover-id: %w", err)
-		}
-		if p != in.ProverID {
-			return job.SectorRef{}, nil, fmt.Errorf("--prover-id %x, but the PoSt input is of prover %x", p, in.ProverID)
-		}
-	}
-	if h.SectorID != "" && h.SectorID != fmt.Sprint(in.FirstSector()) {
-		return job.SectorRef{}, nil, fmt.Errorf("--sector-id %s, but the PoSt input's first sector is %d", h.SectorID, in.FirstSector())
+	if err := checkHints(h, in.ProverID, in.FirstSector(), "the PoSt input", "first sector"); err != nil {
+		return job.SectorRef{}, nil, err
 	}
 	return s.bind(ctx, in)
 }
@@ -318,15 +310,3 @@ func (s *PoStSector) builder(int) (func(*r1cs.Witness) error, error) {
 		return circuit.SynthesizePoSt(wit, s.part.Shape(), w)
 	}, nil
 }
-
-// PoStVerifier assembles and verifies PoSt proofs with the PoSt circuit's
-// verifying key.
-type PoStVerifier = verifierOf[*PoStSector]
-
-// PoStCircuit is a PoSt proof's circuit with its keys.
-type PoStCircuit = circuitOf[*PoStSector]
-
-var (
-	_ scheme.Verifier = (*PoStVerifier)(nil)
-	_ scheme.Circuit  = (*PoStCircuit)(nil)
-)

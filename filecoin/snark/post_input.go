@@ -1,7 +1,6 @@
 package snark
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/internal/strictjson"
 )
 
 // ErrBadPoStInput is wrapped by every error of a PoSt input that does not
@@ -98,13 +98,8 @@ func DecodePoStInput(raw []byte) (*PoStInput, error) {
 		return fmt.Errorf("PoSt input: %s: %w", fmt.Sprintf(format, a...), ErrBadPoStInput)
 	}
 	var j postJSON
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
+	if err := strictjson.Decode(raw, &j); err != nil {
 		return nil, bad("%v", err)
-	}
-	if dec.More() {
-		return nil, bad("data after the JSON object")
 	}
 	info, err := proofs.PoStByName(j.RegisteredPoStProof)
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/post/posttest"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/snark"
-	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -43,6 +42,22 @@ func postRequest(t *testing.T, kind string, p proofs.RegisteredPoStProof, random
 // accepts for the partition's public data, and refuses under other
 // randomness, for other sectors, or with a flipped byte. The same content
 // in other bytes is the same job; other randomness is another.
+// postCase is a PoSt request's kind, proof and sectors.
+type postCase struct {
+	kind  string
+	proof proofs.RegisteredPoStProof
+	ids   []uint64
+}
+
+// postCases are a 2KiB WindowPoSt partition of two sectors and a 2KiB
+// WinningPoSt.
+func postCases() []postCase {
+	return []postCase{
+		{scheme.KindWindowPoSt, proofs.StackedDrgWindow2KiBV1_2, []uint64{3, 9}},
+		{scheme.KindWinningPoSt, proofs.StackedDrgWinning2KiBV1, []uint64{7}},
+	}
+}
+
 func TestPoStScheme2KiB(t *testing.T) {
 	ctx := context.Background()
 	var randomness [32]byte
@@ -50,14 +65,7 @@ func TestPoStScheme2KiB(t *testing.T) {
 		randomness[i] = byte(0xa0 + i)
 	}
 	set := snark.Schemes(snark.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, nil)
-	for _, tc := range []struct {
-		kind  string
-		proof proofs.RegisteredPoStProof
-		ids   []uint64
-	}{
-		{scheme.KindWindowPoSt, proofs.StackedDrgWindow2KiBV1_2, []uint64{3, 9}},
-		{scheme.KindWinningPoSt, proofs.StackedDrgWinning2KiBV1, []uint64{7}},
-	} {
+	for _, tc := range postCases() {
 		info, _ := proofs.LookupPoSt(tc.proof)
 		t.Run(info.Name, func(t *testing.T) {
 			req := postRequest(t, tc.kind, tc.proof, randomness, tc.ids...)
@@ -90,21 +98,7 @@ func TestPoStScheme2KiB(t *testing.T) {
 			if err := sec.Verify(ctx); err != nil {
 				t.Fatal(err)
 			}
-			circ, err := sc.Circuit(ctx, ref.Profile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want, _ := sc.PartitionBytes(ctx, ref.Profile); circ.PartitionBytes() != want {
-				t.Errorf("the loaded circuit's partition is %d bytes, the counts say %d", circ.PartitionBytes(), want)
-			}
-			slots, err := gpu.CPUSlots(1, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			proof, times, err := scheme.ProveDirect(ctx, circ, sec, slots, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			proof, times := proveOnCPU(ctx, t, sc, sec)
 			if len(proof) != groth.ProofSize {
 				t.Fatalf("%d-byte proof", len(proof))
 			}

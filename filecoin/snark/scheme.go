@@ -32,7 +32,7 @@ func New(p Params, log *slog.Logger) *Scheme {
 // Update is Filecoin's update scheme (SnapDeals) over the same parameters
 // and loads.
 func (s *Scheme) Update() *UpdateScheme {
-	return &UpdateScheme{kind[proofs.UpdateProofInfo, *UpdateCircuit, *UpdateVerifier]{s.keyring, updateKind}}
+	return &UpdateScheme{kind[proofs.UpdateProofInfo, *circuitOf[*UpdateSector], *verifierOf[*UpdateSector]]{s.keyring, updateKind}}
 }
 
 // Decode implements scheme.Scheme: a strict decode of either form

@@ -14,7 +14,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/prover"
@@ -29,7 +28,7 @@ import (
 // are UpdateProfile's names. It shares its Scheme's parameters and loads
 // (Scheme.Update).
 type UpdateScheme struct {
-	kind[proofs.UpdateProofInfo, *UpdateCircuit, *UpdateVerifier]
+	kind[proofs.UpdateProofInfo, *circuitOf[*UpdateSector], *verifierOf[*UpdateSector]]
 }
 
 var _ scheme.Scheme = (*UpdateScheme)(nil)
@@ -53,7 +52,7 @@ func (*UpdateScheme) WriteInfo(w io.Writer, proof string) error {
 }
 
 // updateKind is the update proofs' kind (UpdateProfile's names).
-var updateKind = &kindSpec[proofs.UpdateProofInfo, *UpdateCircuit, *UpdateVerifier]{
+var updateKind = &kindSpec[proofs.UpdateProofInfo, *circuitOf[*UpdateSector], *verifierOf[*UpdateSector]]{
 	name: "filecoin-update", what: "filecoin update", requests: []string{scheme.KindSnap},
 	proofs: func() []string {
 		var out []string
@@ -64,10 +63,12 @@ var updateKind = &kindSpec[proofs.UpdateProofInfo, *UpdateCircuit, *UpdateVerifi
 	},
 	recognize: func(h scheme.Head) bool { return h.Has("registered_update_proof") },
 	info:      updateInfo, spec: updateSpec, maxInput: MaxUpdateInputBytes,
-	circuit: func(_ proofs.UpdateProofInfo, k *keys) *UpdateCircuit {
-		return &UpdateCircuit{UpdateVerifier{k: k, kind: "update"}}
+	circuit: func(_ proofs.UpdateProofInfo, k *keys) *circuitOf[*UpdateSector] {
+		return &circuitOf[*UpdateSector]{verifierOf[*UpdateSector]{k: k, kind: "update"}}
 	},
-	verifier: func(_ proofs.UpdateProofInfo, k *keys) *UpdateVerifier { return &UpdateVerifier{k: k, kind: "update"} },
+	verifier: func(_ proofs.UpdateProofInfo, k *keys) *verifierOf[*UpdateSector] {
+		return &verifierOf[*UpdateSector]{k: k, kind: "update"}
+	},
 }
 
 // Identify implements scheme.Identifier: an UpdateInput names its prover
@@ -81,17 +82,8 @@ func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h 
 	if err != nil {
 		return job.SectorRef{}, nil, err
 	}
-	if h.ProverID != "" {
-		p, err := seal.ParseHex32(h.ProverID)
-		if err != nil {
-			return job.SectorRef{}, nil, fmt.Errorf("--prover-id: %w", err)
-		}
-		if p != in.ProverID {
-			return job.SectorRef{}, nil, fmt.Errorf("--prover-id %x, but the update input is of prover %x", p, in.ProverID)
-		}
-	}
-	if h.SectorID != "" && h.SectorID != fmt.Sprint(in.SectorID) {
-		return job.SectorRef{}, nil, fmt.Errorf("--sector-id %s, but the update input is of sector %d", h.SectorID, in.SectorID)
+	if err := checkHints(h, in.ProverID, in.SectorID, "the update input", "sector"); err != nil {
+		return job.SectorRef{}, nil, err
 	}
 	canon, err := CanonicalUpdateInput(in, parts)
 	if err != nil {
@@ -242,15 +234,3 @@ func (s *UpdateSector) builder(k int) (func(*r1cs.Witness) error, error) {
 		return circuit.SynthesizeUpdate(wit, s.shape, w)
 	}, nil
 }
-
-// UpdateVerifier assembles and verifies update proofs with the update
-// circuit's verifying key.
-type UpdateVerifier = verifierOf[*UpdateSector]
-
-// UpdateCircuit is an update proof's circuit with its keys.
-type UpdateCircuit = circuitOf[*UpdateSector]
-
-var (
-	_ scheme.Verifier = (*UpdateVerifier)(nil)
-	_ scheme.Circuit  = (*UpdateCircuit)(nil)
-)

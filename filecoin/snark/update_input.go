@@ -1,7 +1,6 @@
 package snark
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/update"
+	"github.com/c2flow/c2flow/internal/strictjson"
 )
 
 // UpdatePrefix marks an update proof's profile: the pipeline names
@@ -124,13 +124,8 @@ func DecodeUpdateInput(raw []byte) (*UpdateInput, []*update.PartitionProof, erro
 		return fmt.Errorf("update input: %s: %w", fmt.Sprintf(format, a...), ErrBadUpdateInput)
 	}
 	var j updateJSON
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
+	if err := strictjson.Decode(raw, &j); err != nil {
 		return nil, nil, bad("%v", err)
-	}
-	if dec.More() {
-		return nil, nil, bad("data after the JSON object")
 	}
 	info, err := proofs.UpdateByName(j.RegisteredUpdateProof)
 	if err != nil {

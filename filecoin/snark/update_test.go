@@ -20,7 +20,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/filecoin/update"
-	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/prover/packed"
 	"github.com/c2flow/c2flow/scheme"
@@ -88,22 +87,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	circ, err := sc.Circuit(ctx, ref.Profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := sc.PartitionBytes(ctx, ref.Profile)
-	if circ.PartitionBytes() != want {
-		t.Errorf("the loaded circuit's partition is %d bytes, the known counts say %d", circ.PartitionBytes(), want)
-	}
-	slots, err := gpu.CPUSlots(1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proof, times, err := scheme.ProveDirect(ctx, circ, sec, slots, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	proof, times := proveOnCPU(ctx, t, sc, sec)
 	if len(proof) != groth.ProofSize || len(times) != 1 {
 		t.Fatalf("%d-byte proof, %d partitions", len(proof), len(times))
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2flow/c2flow/internal/strictjson"
 )
 
 // C1Version is the version of the C1 JSON format this package writes and reads.
@@ -178,14 +180,11 @@ func DecodeC1(r io.Reader) (*C1, error) {
 	if err := noDuplicateKeys(raw); err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
 	var j c1JSON
-	if err := dec.Decode(&j); err != nil {
-		return nil, &FieldError{Field: jsonErrField(err), Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
-	}
-	if dec.More() {
+	if err := strictjson.Decode(raw, &j); errors.Is(err, strictjson.ErrTrailing) {
 		return nil, &FieldError{Field: "(file)", Err: fmt.Errorf("%w: trailing data after the JSON object", ErrMalformed)}
+	} else if err != nil {
+		return nil, &FieldError{Field: jsonErrField(err), Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
 	}
 	if j.Version != C1Version {
 		return nil, &FieldError{Field: "version", Err: fmt.Errorf("%w: %d (want %d)", ErrVersion, j.Version, C1Version)}

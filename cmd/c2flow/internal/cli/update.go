@@ -6,7 +6,8 @@ import (
 
 	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/proofs"
-	"github.com/c2flow/c2flow/filecoin/snark"
+	"github.com/c2flow/c2flow/filecoin/seal"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // UpdateFlags name a SnapDeals update by its public data: the registered
@@ -37,7 +38,7 @@ func (f *UpdateFlags) Commitments() ([3][32]byte, error) {
 		if v.s == "" {
 			return c, fmt.Errorf("--update-proof needs --%s", v.flag)
 		}
-		if c[i], err = snark.ParseCommitment(v.s, v.k); err != nil {
+		if c[i], err = parseCommitment(v.s, v.k); err != nil {
 			return c, fmt.Errorf("--%s: %w", v.flag, err)
 		}
 	}
@@ -53,8 +54,38 @@ func (f *UpdateFlags) Info() (proofs.UpdateProofInfo, error) {
 	return info, nil
 }
 
-// Public is the update's public data (snark.UpdatePublic).
-func (f *UpdateFlags) Public() (*snark.UpdateSector, error) {
+// parseCommitment reads a commitment as hex or as a CID string. A CID
+// string can be 64 characters long too (a CommD's is): hex only where
+// every digit is one.
+func parseCommitment(s string, kind commcid.Kind) ([32]byte, error) {
+	if c, err := seal.ParseHex32(s); err == nil {
+		return c, nil
+	}
+	return commcid.ParseString(s, kind)
+}
+
+// Updater is what the update commands ask of the scheme that admits
+// SnapDeals requests.
+type Updater interface {
+	scheme.Scheme
+	// UpdateProofName is the pipeline's name of a registered update proof.
+	UpdateProofName(info proofs.UpdateProofInfo) string
+	// PublicSector is an update's public data alone, by its registered
+	// update proof's name.
+	PublicSector(proof string, commROld, commRNew, commDNew [32]byte) (scheme.Sector, error)
+}
+
+// UpdaterOf is the scheme of set that admits SnapDeals requests.
+func UpdaterOf(set scheme.Set) (Updater, error) {
+	a, err := set.Admitter(scheme.KindSnap)
+	if err != nil {
+		return nil, err
+	}
+	return scheme.As[Updater](a, "update proof names")
+}
+
+// Public is the update's public data, as set's SnapDeals scheme makes it.
+func (f *UpdateFlags) Public(set scheme.Set) (scheme.Sector, error) {
 	info, err := f.Info()
 	if err != nil {
 		return nil, err
@@ -63,5 +94,9 @@ func (f *UpdateFlags) Public() (*snark.UpdateSector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return snark.UpdatePublic(info, c[0], c[1], c[2])
+	u, err := UpdaterOf(set)
+	if err != nil {
+		return nil, err
+	}
+	return u.PublicSector(info.Name, c[0], c[1], c[2])
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/procflags"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
@@ -31,7 +30,7 @@ type SchemeFlags struct {
 // Add registers the flags; pair adds those naming one seal proof's key
 // pair (prove).
 func (f *SchemeFlags) Add(fs *flag.FlagSet, pair bool) {
-	fs.StringVar(&f.filecoinParams, "filecoin-params", snark.DefaultDir(), "Filecoin C1: Filecoin's parameter directory (the proof's .params/.vk, parameters.json)")
+	fs.StringVar(&f.filecoinParams, "filecoin-params", registry.FilecoinParamsDir(), "Filecoin C1: Filecoin's parameter directory (the proof's .params/.vk, parameters.json)")
 	fs.StringVar(&f.Hints.ProverID, "prover-id", "", "Filecoin C1: the prover id (32 bytes hex) the replica id is checked against, with the sector id (--sector-id, else the Commit2In SectorNum, else the N of a file named N.c1.json); default: a sectors.json beside the file")
 	fs.StringVar(&f.Hints.SectorID, "sector-id", "", "Filecoin C1: the sector id (with --prover-id)")
 	if pair {
@@ -48,7 +47,7 @@ func (f *SchemeFlags) Schemes(paramsDir string, devSetup, earlyG2 bool, log *slo
 	o := registry.Options{ParamsDir: paramsDir, FilecoinParams: f.filecoinParams, FilecoinShapes: f.shapeCache, DevSetup: devSetup, EarlyG2: earlyG2, Log: log}
 	switch {
 	case f.vk != "" && f.pkParams != "":
-		o.FilecoinPair = &snark.Files{Params: f.pkParams, VK: f.vk}
+		o.FilecoinPair = &registry.KeyPair{Params: f.pkParams, VK: f.vk}
 	case f.vk != "" || f.pkParams != "":
 		return nil, fmt.Errorf("--vk and --pk-params go together")
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/devstack"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/gateway"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/stack"
 )
 
@@ -245,7 +245,7 @@ func RunDev(ctx context.Context, args []string) error {
 	}
 	defer s.Stop()
 	if *devSetup {
-		if err := pipeline.KeySchemes(paramsDir, s.Store, logs.Log).EnsureKeys(ctx, devSetupProofs, true, logs.Steps); err != nil {
+		if err := pipeline.KeySchemes(paramsDir, s.Store, logs.Log).EnsureKeys(ctx, registry.DevSetupProofs(), true, logs.Steps); err != nil {
 			return err
 		}
 	}
@@ -286,11 +286,6 @@ func RunDev(ctx context.Context, args []string) error {
 // devDrainTimeout bounds how long c2flow dev's worker waits, when
 // stopping, for the partitions it holds.
 const devDrainTimeout = 30 * time.Second
-
-// devSetupProofs are the proofs whose DEVELOPMENT parameters dev
-// --dev-setup publishes: the smallest of Filecoin's, a newcomer can prove
-// them: 2KiB PoRep C2, SnapDeals updates, WindowPoSt and WinningPoSt.
-var devSetupProofs = []string{"StackedDrg2KiBV1_1", snark.UpdatePrefix + "StackedDrg2KiBV1", "StackedDrgWindow2KiBV1_2", "StackedDrgWinning2KiBV1"}
 
 // RelTo names a file of the data directory under the directory's name as
 // the user gave it (.c2flow/demo/demo.log, not an absolute path).

@@ -17,7 +17,6 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/cmd/internal/procflags"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/gateway"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/storage"
@@ -44,7 +43,7 @@ func (g *gatewayFlags) add(fs *flag.FlagSet, listenFlag, def, usage string) {
 	fs.StringVar(&g.key, "grpc-tls-key", "", "private key (PEM) of --grpc-tls-cert")
 	fs.StringVar(&g.ca, "grpc-client-ca", "", "with --grpc-tls-cert: require client certificates of these CAs (PEM)")
 	fs.Int64Var(&g.memoryMiB, "request-memory-mib", gateway.DefaultRequestBudget>>20, "request memory budget of the gateway in MiB: what the requests being read and stored may hold at once (reading one message costs 3 times its size; the largest, a 64GiB C1, is about 112 MiB); past it a request waits 30 s, then is refused with ResourceExhausted")
-	fs.StringVar(&g.filecoinParams, "gateway-filecoin-params", filepath.Join(snark.DefaultDir(), "c2flow-gateway"), "where the gateway keeps the .vk files it verifies proofs with (downloaded from storage's params/filecoin/)")
+	fs.StringVar(&g.filecoinParams, "gateway-filecoin-params", filepath.Join(registry.FilecoinParamsDir(), "c2flow-gateway"), "where the gateway keeps the .vk files it verifies proofs with (downloaded from storage's params/filecoin/)")
 }
 
 // tlsConfig is the listener's TLS, nil for plaintext.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/filecoin/c1"
-	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/filecoin/snark"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 func RunC1(ctx context.Context, args []string) error {
@@ -29,7 +29,7 @@ func RunC1(ctx context.Context, args []string) error {
 
 // c1CheckFlags are the public data given on the command line.
 type c1CheckFlags struct {
-	snark.Public
+	c1.Given
 	timing  bool
 	workers int
 }
@@ -58,15 +58,19 @@ func c1Check(ctx context.Context, args []string, out, logw io.Writer) error {
 	if len(files) == 0 {
 		return fmt.Errorf("c1 check: no files")
 	}
-	if f.ProverID == "" && f.Given() {
+	if f.ProverID == "" && f.Any() {
 		return fmt.Errorf("c1 check: --sector-id, --ticket, --seed, --comm-d, --comm-r and --proof need --prover-id")
 	}
 	if f.SectorID != "" && len(files) != 1 {
 		return fmt.Errorf("c1 check: --sector-id with %d files (one file only)", len(files))
 	}
+	chk, err := c1Checker()
+	if err != nil {
+		return fmt.Errorf("c1 check: %w", err)
+	}
 	bad := 0
 	for _, name := range files {
-		source, err := checkC1File(ctx, name, &f, logw)
+		source, err := checkC1File(ctx, chk, name, &f, logw)
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
@@ -85,7 +89,7 @@ func c1Check(ctx context.Context, args []string, out, logw io.Writer) error {
 
 // checkC1File decodes and verifies one file, returning where its public
 // data came from.
-func checkC1File(ctx context.Context, name string, f *c1CheckFlags, logw io.Writer) (string, error) {
+func checkC1File(ctx context.Context, chk checker, name string, f *c1CheckFlags, logw io.Writer) (string, error) {
 	var ms0 runtime.MemStats
 	if f.timing {
 		runtime.GC()
@@ -98,15 +102,8 @@ func checkC1File(ctx context.Context, name string, f *c1CheckFlags, logw io.Writ
 	}
 	tDecode := time.Since(t0)
 	t1 := time.Now()
-	pub, source, err := snark.PublicFor(name, a, f.Public)
+	source, err := chk.CheckC1(ctx, name, a, f.Given, f.workers)
 	if err != nil {
-		return source, err
-	}
-	sec, err := snark.NewSector(a.C1, pub)
-	if err != nil {
-		return source, err
-	}
-	if err := sec.VerifyWith(ctx, seal.WithWorkers(f.workers)); err != nil {
 		return source, err
 	}
 	if f.timing {
@@ -117,4 +114,20 @@ func checkC1File(ctx context.Context, name string, f *c1CheckFlags, logw io.Writ
 			float64(ms.HeapInuse)/(1<<20), float64(ms0.HeapInuse)/(1<<20), float64(ms.TotalAlloc-ms0.TotalAlloc)/(1<<20))
 	}
 	return source, nil
+}
+
+// checker is what c1 check asks of the scheme that owns Filecoin's seal
+// proofs: a decoded C1 checked against its public data, with so many
+// goroutines; it says where the public data came from.
+type checker interface {
+	CheckC1(ctx context.Context, name string, a *c1.Artifact, given c1.Given, workers int) (string, error)
+}
+
+// c1Checker is the scheme admitting PoRep requests, as c1 check uses it.
+func c1Checker() (checker, error) {
+	a, err := registry.Schemes(registry.Options{}).Admitter(scheme.KindPoRep)
+	if err != nil {
+		return nil, err
+	}
+	return scheme.As[checker](a, "C1 check")
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/filecoin/proofs"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params"
@@ -47,26 +46,39 @@ func RunCircuit(ctx context.Context, args []string) error {
 	if n := btoi(given["proof"]) + btoi(given["profile"]) + btoi(given["update-proof"]) + btoi(given["post-proof"]); n > 1 {
 		return errors.New("circuit: --proof, --update-proof, --post-proof and --profile are exclusive")
 	}
-	for flag, write := range map[string]func() error{
-		"update-proof": func() error { return snark.WriteUpdateInfo(os.Stdout, *update) },
-		"post-proof":   func() error { return snark.WritePoStInfo(os.Stdout, *post) },
-	} {
-		if !given[flag] {
-			continue
-		}
-		if sub != "info" {
+	for _, flag := range []string{"update-proof", "post-proof"} {
+		if given[flag] && sub != "info" {
 			return fmt.Errorf("circuit %s: --%s is only for info", sub, flag)
 		}
-		return write()
 	}
 	if sub == "info" {
 		// One info for every scheme: the one that owns the name counts
 		// its circuit (no keys are read).
+		set := registry.Schemes(registry.Options{})
 		name := *profile
-		if given["proof"] {
+		switch {
+		case given["proof"]:
 			name = *proof
+		case given["post-proof"]:
+			// A seal proof's name is a scheme's too: --post-proof takes
+			// PoSt proofs alone.
+			info, err := proofs.PoStByName(*post)
+			if err != nil {
+				return fmt.Errorf("circuit info: --post-proof: %w", err)
+			}
+			name = info.Name
+		case given["update-proof"]:
+			info, err := proofs.UpdateByName(*update)
+			if err != nil {
+				return fmt.Errorf("circuit info: --update-proof: %w", err)
+			}
+			u, err := cli.UpdaterOf(set)
+			if err != nil {
+				return fmt.Errorf("circuit info: %w", err)
+			}
+			name = u.UpdateProofName(info)
 		}
-		sc, err := registry.Schemes(registry.Options{}).For(name)
+		sc, err := set.For(name)
 		if err != nil {
 			return fmt.Errorf("circuit info: %w", err)
 		}

@@ -13,10 +13,10 @@ import (
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/direct"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/hosting"
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/filecoin/proofs"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
@@ -118,7 +118,7 @@ func RunDemo(ctx context.Context, args []string) error {
 		if err := pipeline.KeySchemes(hc.Keys.ParamsDir, st.Store, logs.Log).EnsureKeys(ctx, []string{info.Name}, true, logs.Steps); err != nil {
 			return err
 		}
-		fmt.Printf("   published to s3 %s (the worker downloads them on first use)\n", snark.RemotePrefix)
+		fmt.Printf("   published to s3 %s (the worker downloads them on first use)\n", registry.FilecoinParamsPrefix)
 	}
 
 	// 3. Upload (each Filecoin C1 bound to its prover and sector by
@@ -170,8 +170,10 @@ func RunDemo(ctx context.Context, args []string) error {
 	}
 	if *fsectors > 0 {
 		// The .vk alone, as a user verifies, from the published directory.
-		v.fc = snark.New(snark.Params{Dir: devDir}, logs.Log)
-		if v.fcv, err = v.fc.LoadVerifier(ctx, info.Name); err != nil {
+		if v.fc, err = registry.Schemes(registry.Options{FilecoinParams: devDir, Log: logs.Log}).For(info.Name); err != nil {
+			return err
+		}
+		if v.fcv, err = v.fc.Verifier(ctx, info.Name); err != nil {
 			return err
 		}
 	}
@@ -250,15 +252,15 @@ type demoSector struct {
 type demoVerifier struct {
 	store *storage.Store
 	keys  *params.Keys
-	fc    *snark.Scheme
-	fcv   *snark.Verifier
+	fc    scheme.Scheme
+	fcv   scheme.Verifier
 }
 
 func (v *demoVerifier) vkName() string {
 	if v.fcv == nil {
 		return "-"
 	}
-	return filepath.Base(v.fcv.Files().VK)
+	return direct.DescribeKey(v.fcv)
 }
 
 func (v *demoVerifier) verify(ctx context.Context, ref job.SectorRef, c1file string) error {

@@ -8,11 +8,11 @@ import (
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/filecoin/snark"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
 )
 
-// RunUpdate is the test updater (snark.UpdateScheme.SealTest): it seals
+// RunUpdate is the test updater (the SnapDeals scheme's SealTest): it seals
 // committed-capacity sectors of --proof's size, encodes deterministic new
 // data into each replica and writes each update's vanilla proofs as Curio
 // stores them (<id>.snap-vproof.json) and as c2flow proves them
@@ -42,6 +42,14 @@ func RunUpdate(ctx context.Context, args []string) error {
 			return fmt.Errorf("update: --prover-id: %w", err)
 		}
 	}
-	_, err = snark.New(snark.Params{}, nil).Update().SealTest(ctx, scheme.SealRequest{Proof: snark.UpdateProfile(up), Prover: prover, First: *first, N: *n, Dir: *out, Progress: os.Stderr})
+	u, err := cli.UpdaterOf(registry.Schemes(registry.Options{}))
+	if err != nil {
+		return fmt.Errorf("update: %w", err)
+	}
+	sealer, err := scheme.As[scheme.TestSealer](u, "test sealer")
+	if err != nil {
+		return fmt.Errorf("update: %w", err)
+	}
+	_, err = sealer.SealTest(ctx, scheme.SealRequest{Proof: u.UpdateProofName(up), Prover: prover, First: *first, N: *n, Dir: *out, Progress: os.Stderr})
 	return err
 }

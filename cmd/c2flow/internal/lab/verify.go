@@ -43,7 +43,7 @@ func RunVerify(ctx context.Context, args []string) error {
 		what string
 	)
 	if uf.Proof != "" {
-		if sec, err = uf.Public(); err != nil {
+		if sec, err = uf.Public(set); err != nil {
 			return fmt.Errorf("verify: %w", err)
 		}
 		if sc, err = set.For(sec.Proof()); err != nil {

@@ -25,7 +25,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/internal/clip"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
@@ -376,7 +375,8 @@ func (v *vkPoStVerifier) verify(_ context.Context, info proofs.PoStProofInfo, re
 // located by its proof's published name (digest-checked against
 // parameters.json) or, for a development setup, its IC count, and loaded
 // once. It verifies partition by partition, as the pipeline verifies a
-// partition's job (snark.PoStPublic: chunk k of the replicas).
+// partition's job (its scheme's PartitionPublic: chunk k of the
+// replicas).
 type schemePoStVerifier struct {
 	set       scheme.Set
 	dir       string
@@ -397,23 +397,27 @@ func (v *schemePoStVerifier) describe() string {
 }
 
 func (v *schemePoStVerifier) verify(ctx context.Context, info proofs.PoStProofInfo, rec *postRecord, replicas []post.PublicSector, parts [][]byte) error {
+	sc, err := v.set.For(info.Name)
+	if err != nil {
+		return err
+	}
 	ver := v.verifiers[info.Name]
 	if ver == nil {
-		sc, err := v.set.For(info.Name)
-		if err != nil {
-			return err
-		}
 		if ver, err = sc.Verifier(ctx, info.Name); err != nil {
 			return fmt.Errorf("no verifying key: %w", err)
 		}
 		v.verifiers[info.Name] = ver
+	}
+	pp, err := scheme.As[partitionPublic](sc, "PoSt public data")
+	if err != nil {
+		return err
 	}
 	for k, b := range parts {
 		chunk := replicas
 		if info.Type == proofs.PoStWindow {
 			chunk = replicas[k*info.SectorCount : min(len(replicas), (k+1)*info.SectorCount)]
 		}
-		sec, err := snark.PoStPublic(info, rec.ProverID, rec.Randomness, k, chunk)
+		sec, err := pp.PartitionPublic(info, rec.ProverID, rec.Randomness, k, chunk)
 		if err != nil {
 			return fmt.Errorf("partition %d: %w", k, err)
 		}
@@ -422,4 +426,10 @@ func (v *schemePoStVerifier) verify(ctx context.Context, info proofs.PoStProofIn
 		}
 	}
 	return nil
+}
+
+// partitionPublic is what verify-post asks of the PoSt scheme: a
+// partition's public data alone, without vanilla proofs.
+type partitionPublic interface {
+	PartitionPublic(info proofs.PoStProofInfo, proverID, randomness [32]byte, k int, replicas []post.PublicSector) (scheme.Sector, error)
 }

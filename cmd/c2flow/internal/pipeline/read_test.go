@@ -12,7 +12,8 @@ import (
 
 	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
 	"github.com/c2flow/c2flow/filecoin/proofs"
-	"github.com/c2flow/c2flow/filecoin/snark"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // feed writes n bytes into a new FIFO until its reader closes it, and
@@ -53,14 +54,15 @@ func TestSubmitReadsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bound, err := snark.MaxUpdateInputBytes(info)
-	if err != nil {
-		t.Fatal(err)
+	b, ok, err := registry.Schemes(registry.Options{}).RequestBound(scheme.KindSnap, uint64(info.Proof))
+	if err != nil || !ok {
+		t.Fatalf("the SnapDeals bound: %v (set: %v)", err, ok)
 	}
+	bound := b.EnvelopeBytes
 	const slack = 2 << 20 // the pipe's buffer and one write
 	fifo, took := feed(t, bound+256<<20)
 	uf := cli.UpdateFlags{Proof: "StackedDrg2KiBV1", CommROld: strings.Repeat("11", 32), CommRNew: strings.Repeat("22", 32), CommDNew: strings.Repeat("33", 32)}
-	_, err = SnapInput(fifo, &uf, &C1Flags{ProverID: strings.Repeat("e8", 32), SectorID: "7"})
+	_, err = SnapInput(context.Background(), registry.Schemes(registry.Options{}), fifo, &uf, &C1Flags{ProverID: strings.Repeat("e8", 32), SectorID: "7"})
 	if err == nil || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), fmt.Sprint(bound)) {
 		t.Errorf("--snap-vproof of an endless file: %v", err)
 	}

@@ -18,8 +18,9 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -118,7 +119,7 @@ func RunSubmit(ctx context.Context, args []string) error {
 		}
 	}
 	if *snap != "" {
-		in, err := SnapInput(*snap, &uf, &cf)
+		in, err := SnapInput(ctx, registry.Schemes(registry.Options{Log: log}), *snap, &uf, &cf)
 		if err != nil {
 			return fmt.Errorf("submit: %w", err)
 		}
@@ -299,10 +300,12 @@ func (b *progressBar) done() {
 	}
 }
 
-// SnapInput is the update input (snark.UpdateInput) of Curio's snap vanilla
-// proofs in file (a JSON array of base64 bincode PartitionProofs), the
-// update proof and commitments uf names and the sector cf names.
-func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, error) {
+// SnapInput is the update input of Curio's snap vanilla proofs in file (a
+// JSON array of base64 bincode PartitionProofs), the update proof and
+// commitments uf names and the sector cf names: the request the scheme
+// admitting SnapDeals builds it from, as the gateway's, bounded by that
+// scheme before the file is read.
+func SnapInput(ctx context.Context, schemes scheme.Set, file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, error) {
 	info, err := uf.Info()
 	if err != nil {
 		return batch.Input{}, err
@@ -322,18 +325,21 @@ func SnapInput(file string, uf *cli.UpdateFlags, cf *C1Flags) (batch.Input, erro
 	if err != nil {
 		return batch.Input{}, fmt.Errorf("--sector-id: %w", err)
 	}
-	max, err := snark.MaxUpdateInputBytes(info)
+	bound, ok, err := schemes.RequestBound(scheme.KindSnap, uint64(info.Proof))
+	switch {
+	case err != nil:
+		return batch.Input{}, fmt.Errorf("--update-proof %s: %w", info.Name, err)
+	case !ok:
+		return batch.Input{}, fmt.Errorf("--snap-vproof: no scheme here bounds %s requests", scheme.KindSnap)
+	}
+	b, err := readBounded("--snap-vproof", file, bound.EnvelopeBytes, "a "+info.Name+" update")
 	if err != nil {
 		return batch.Input{}, err
 	}
-	b, err := readBounded("--snap-vproof", file, max, "a "+info.Name+" update")
+	_, raw, err := schemes.Admit(ctx, scheme.Request{Kind: scheme.KindSnap, RegisteredProof: uint64(info.Proof), ProverID: &prover, SectorNumber: sector,
+		SectorSize: info.SectorSize, Envelope: b, CommROld: c[0][:], CommRNew: c[1][:], CommDNew: c[2][:]})
 	if err != nil {
-		return batch.Input{}, err
-	}
-	raw, err := snark.BuildUpdateInput(snark.UpdateRequest{Proof: info, ProverID: prover, SectorID: sector, CommROld: c[0], CommRNew: c[1], CommDNew: c[2],
-		CurioJSON: b, Source: "--snap-vproof " + file})
-	if err != nil {
-		return batch.Input{}, err
+		return batch.Input{}, fmt.Errorf("--snap-vproof %s: %w", file, err)
 	}
 	return batch.Input{Name: file, Raw: raw}, nil
 }
