@@ -255,11 +255,19 @@ func (s *Server) EvictSRS(ctx context.Context, req *cuzkpb.EvictSrsRequest) (*cu
 	return nil, status.Errorf(codes.Unimplemented, "EvictSRS %q: the gateway cannot make c2flow workers drop parameters (a worker's budget counts them; restart it without the profile); nothing was evicted", req.GetCircuitId())
 }
 
-// forwardsCircuit says whether a cuzk circuit id (porep-32g, wpost-32g,
-// winning-32g, snap-32g) belongs to a forwarded kind (PoSt's) and a
-// --forward server is set.
+// forwardsCircuit says whether a cuzk circuit id ("porep-32g") belongs
+// to a kind --forward takes (cuzkKinds), and a --forward server is set.
+// An id of no kind c2flow knows is forwarded too: the cuzk daemon may.
 func (s *Server) forwardsCircuit(id string) bool {
-	return s.cfg.Forward != nil && !strings.HasPrefix(id, "porep-") && !strings.HasPrefix(id, "snap-")
+	if s.cfg.Forward == nil {
+		return false
+	}
+	for _, c := range cuzkKinds {
+		if strings.HasPrefix(id, c.circuit) {
+			return c.post
+		}
+	}
+	return true
 }
 
 // forward returns the server that takes a kind c2flow does not prove, or

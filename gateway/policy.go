@@ -18,6 +18,9 @@ const PoStDeadline = 30 * time.Minute
 type cuzkKind struct {
 	kind string // the scheme request kind that admits it (scheme.Set.Admit)
 	name string // cuzk's name for it in GetStatus and metrics (cuzk-core types.rs Display)
+	// circuit is the prefix of its circuit ids in PreloadSRS and EvictSRS
+	// ("porep-32g").
+	circuit string
 	// class is its request-memory class (budget.go).
 	class class
 	// prio is its class of c2flow priorities (1 most urgent to 5): a
@@ -36,13 +39,13 @@ type cuzkKind struct {
 // PoRep and SnapDeals. Curio's CRITICAL on a PoRep (a careless config, or
 // a client buying priority) is served as a PoRep's highest.
 var cuzkKinds = map[cuzkpb.ProofKind]cuzkKind{
-	cuzkpb.ProofKind_POREP_SEAL_COMMIT: {kind: scheme.KindPoRep, name: "porep-c2", class: classGeneral,
+	cuzkpb.ProofKind_POREP_SEAL_COMMIT: {kind: scheme.KindPoRep, name: "porep-c2", circuit: "porep-", class: classGeneral,
 		prio: struct{ high, normal, low int }{3, 3, 4}},
-	cuzkpb.ProofKind_SNAP_DEALS_UPDATE: {kind: scheme.KindSnap, name: "snap-update", class: classGeneral,
+	cuzkpb.ProofKind_SNAP_DEALS_UPDATE: {kind: scheme.KindSnap, name: "snap-update", circuit: "snap-", class: classGeneral,
 		prio: struct{ high, normal, low int }{3, 3, 4}},
-	cuzkpb.ProofKind_WINDOW_POST_PARTITION: {kind: scheme.KindWindowPoSt, name: "window-post", class: classWindow,
+	cuzkpb.ProofKind_WINDOW_POST_PARTITION: {kind: scheme.KindWindowPoSt, name: "window-post", circuit: "wpost-", class: classWindow,
 		prio: struct{ high, normal, low int }{2, 2, 2}, post: true},
-	cuzkpb.ProofKind_WINNING_POST: {kind: scheme.KindWinningPoSt, name: "winning-post", class: classWinning,
+	cuzkpb.ProofKind_WINNING_POST: {kind: scheme.KindWinningPoSt, name: "winning-post", circuit: "winning-", class: classWinning,
 		prio: struct{ high, normal, low int }{job.PriorityUrgent, job.PriorityUrgent, job.PriorityUrgent}, post: true},
 }
 
