@@ -202,8 +202,9 @@ func PublicFor(name string, a *c1.Artifact, h Public) (*seal.SectorPublic, strin
 }
 
 // checkHints refuses hints that disagree with an input naming its own
-// prover and sector (what: "the update input"; sectorWhat: "sector").
-func checkHints(h scheme.Hints, prover [32]byte, sector uint64, what, sectorWhat string) error {
+// prover and sector (what: "the update input"; sector: "the update
+// input is of sector").
+func checkHints(h scheme.Hints, prover [32]byte, sector uint64, what, sectorIs string) error {
 	if h.ProverID != "" {
 		p, err := seal.ParseHex32(h.ProverID)
 		if err != nil {
@@ -214,7 +215,7 @@ func checkHints(h scheme.Hints, prover [32]byte, sector uint64, what, sectorWhat
 		}
 	}
 	if h.SectorID != "" && h.SectorID != fmt.Sprint(sector) {
-		return fmt.Errorf("--sector-id %s, but %s's %s is %d", h.SectorID, what, sectorWhat, sector)
+		return fmt.Errorf("--sector-id %s, but %s %d", h.SectorID, sectorIs, sector)
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ func (s *PoStScheme) Identify(ctx context.Context, name string, raw []byte, h sc
 	if err != nil {
 		return job.SectorRef{}, nil, err
 	}
-	if err := checkHints(h, in.ProverID, in.FirstSector(), "the PoSt input", "first sector"); err != nil {
+	if err := checkHints(h, in.ProverID, in.FirstSector(), "the PoSt input", "the PoSt input's first sector is"); err != nil {
 		return job.SectorRef{}, nil, err
 	}
 	return s.bind(ctx, in)

@@ -82,7 +82,7 @@ func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h 
 	if err != nil {
 		return job.SectorRef{}, nil, err
 	}
-	if err := checkHints(h, in.ProverID, in.SectorID, "the update input", "sector"); err != nil {
+	if err := checkHints(h, in.ProverID, in.SectorID, "the update input", "the update input is of sector"); err != nil {
 		return job.SectorRef{}, nil, err
 	}
 	canon, err := CanonicalUpdateInput(in, parts)
