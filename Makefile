@@ -33,10 +33,13 @@ demo: build
 # slot (-p 3), so the two longest CPU-bound packages still start at once
 # (with -p 2 it held cmd/c2flow back 20 minutes).
 SLOW_TESTS := ./integration ./deploy ./cmd/c2flow ./filecoin/circuit ./filecoin/snark ./activities ./filecoin/update ./cmd/c2flow/internal/lab
+# -timeout is a hung binary's bound, not a speed check: the longest
+# package (deploy) takes 25 min in CI alone and twice that beside two busy
+# loops (issue 47's loaded runs); 40m cut it off there.
 test:
 	mkdir -p .c2flow
 	$(GO) build -o .c2flow/testreport ./cmd/internal/testreport
-	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -p 3 -count=1 -timeout 40m -json $(SLOW_TESTS) ./... 2>&1 | \
+	C2FLOW_PARAMS=$(CURDIR)/.c2flow/params $(GO) test -p 3 -count=1 -timeout 75m -json $(SLOW_TESTS) ./... 2>&1 | \
 		.c2flow/testreport -log .c2flow/test.log; \
 		rc=$$?; echo "full test log: .c2flow/test.log"; exit $$rc
 
