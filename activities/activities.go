@@ -88,6 +88,10 @@ type HostStats struct {
 	// held ones at the deadline, from the host itself, and syntheses that
 	// finished past it, never stored.
 	Lapsed int `json:"lapsed_witnesses,omitempty"`
+	// Retried syntheses were retries of an attempt Temporal gave up on (a
+	// heartbeat timeout on a loaded host): the earlier attempt's witness,
+	// where it was made, ends Unclaimed.
+	Retried int `json:"synth_retries,omitempty"`
 }
 
 // NewHost returns a host running phases on slots within budget.
@@ -367,9 +371,17 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 	budget.Hold(n, w.bytes)
 	held = true
 	handle := h.ws.put(w)
-	h.count(func(st *HostStats) { st.Syntheses++ })
+	h.count(func(st *HostStats) { st.Syntheses++; st.Retried += retried(ctx) })
 	h.phase("synth", s.SynthTime())
 	return job.SynthOutput{Witness: job.HostWitness(h.ID, handle), Bytes: w.bytes, SynthMS: s.SynthTime().Milliseconds()}, nil
+}
+
+// retried is 1 where ctx is a retry of an activity (attempt 2 on), else 0.
+func retried(ctx context.Context) int {
+	if activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt > 1 {
+		return 1
+	}
+	return 0
 }
 
 func (h *Host) witnessLost(handle, phase string) error {

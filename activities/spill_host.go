@@ -32,7 +32,7 @@ func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n 
 	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: s.Bytes(), spill: key, budget: budget, deadline: in.Deadline}
 	budget.Hold(n, w.bytes)
 	handle := h.ws.put(w)
-	h.count(func(st *HostStats) { st.Syntheses++; st.Spilled++ })
+	h.count(func(st *HostStats) { st.Syntheses++; st.Spilled++; st.Retried += retried(ctx) })
 	h.phase("synth", s.SynthTime())
 	h.Log.Info("SPILL_END", "partition", s.Partition(), "spill_bytes", size, "spill_ms", time.Since(t0).Milliseconds())
 	return job.SynthOutput{Witness: job.WitnessLocation{Host: h.ID, DeviceQueue: job.QueueDevice, ControlQueue: job.ControlQueue(h.ID),
