@@ -189,7 +189,7 @@ func RunDemo(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	fmt.Printf("4. every C2 in storage verifies, from this process: %d test-scheme sectors with gnark's verifier, %d Filecoin sectors as %d x 192-byte proofs under %s (DEVELOPMENT SETUP)\n",
+	fmt.Printf("4. every C2 in storage verifies, from this process: %d test-scheme sectors with gnark's verifier, %d Filecoin sectors as %d x 192-byte proofs under %s\n",
 		*sectors, *fsectors, info.Partitions, v.vkName())
 	summary(res, wall, st.Worker.Stats())
 
