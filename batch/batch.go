@@ -71,6 +71,10 @@ func UploadC1(ctx context.Context, store *storage.Store, files []string, identif
 type Input struct {
 	Name string
 	Raw  []byte
+	// Ref, where set, is the input's identity from its scheme already
+	// (admitted from a request: Raw is its canonical bytes), so it is not
+	// identified, and its vanilla proofs not verified, a second time.
+	Ref *job.SectorRef
 }
 
 // UploadInputs identifies inputs locally (identify) and stores their
@@ -82,9 +86,14 @@ func UploadInputs(ctx context.Context, store *storage.Store, ins []Input, identi
 	var refs []job.SectorRef
 	seen := map[string]string{}
 	for _, in := range ins {
-		ref, canon, err := identify(ctx, in.Name, in.Raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		ref, canon := job.SectorRef{}, in.Raw
+		if in.Ref != nil {
+			ref = *in.Ref
+		} else {
+			var err error
+			if ref, canon, err = identify(ctx, in.Name, in.Raw); err != nil {
+				return nil, fmt.Errorf("%s: %w", in.Name, err)
+			}
 		}
 		sector := fmt.Sprintf("%s/%d", ref.ProverID, ref.SectorID)
 		if prev, ok := seen[sector]; ok {

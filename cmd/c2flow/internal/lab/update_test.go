@@ -1,18 +1,24 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/cli"
+	"github.com/c2flow/c2flow/cmd/c2flow/internal/pipeline"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/filecoin/update"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // c2flow update writes, per sector, Curio's snap-vproof.json and the
@@ -81,6 +87,26 @@ func TestUpdateCommand(t *testing.T) {
 			if err := p.Verify(s, k, pub); err != nil {
 				t.Errorf("sector %d: %v", sec.SectorID, err)
 			}
+		}
+		// submit --snap-vproof with the CIDs admits what submit --c1 of
+		// the update input identifies: one job, the same canonical bytes.
+		set := registry.Schemes(registry.Options{})
+		in, err := pipeline.SnapInput(context.Background(), set, filepath.Join(dir, sec.Vanilla),
+			&cli.UpdateFlags{Proof: sec.UpdateProof, CommROld: sec.SectorKey, CommRNew: sec.SealedCID, CommDNew: sec.UnsealedCID},
+			&pipeline.C1Flags{ProverID: sec.ProverID, SectorID: fmt.Sprint(sec.SectorID)})
+		if err != nil {
+			t.Fatalf("sector %d: --snap-vproof: %v", sec.SectorID, err)
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, sec.Input))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ref, canon, err := set.Identify(context.Background(), sec.Input, raw, scheme.Hints{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Ref == nil || *in.Ref != ref || !bytes.Equal(in.Raw, canon) {
+			t.Errorf("sector %d: --snap-vproof gives %+v, its update input %+v (canonical bytes equal: %v)", sec.SectorID, in.Ref, ref, bytes.Equal(in.Raw, canon))
 		}
 	}
 }
