@@ -262,7 +262,7 @@ func (s *Server) readMessage(ss grpc.ServerStream, method string) ([]byte, *admi
 	}
 	head := peek.Materialize()
 	peek.Free()
-	a, err := b.admit(ctx, method, n, classOf(kindOf(method, head)))
+	a, err := b.admit(ctx, method, n, s.classOf(kindOf(method, head)))
 	if err != nil {
 		return nil, nil, err
 	}

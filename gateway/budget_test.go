@@ -314,8 +314,14 @@ func TestKindOfFirstBytes(t *testing.T) {
 			t.Errorf("kindOf(%s, %d bytes) = %v, want %v", c.method, len(c.b), got, c.want)
 		}
 	}
-	if classOf(cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED) != classGeneral || classOf(cuzkpb.ProofKind_WINNING_POST) != classWinning {
-		t.Error("classOf")
+	// The class follows the kind's declared policy.
+	s := &Server{cfg: Config{Schemes: registry.Schemes(registry.Options{})}}
+	for k, want := range map[cuzkpb.ProofKind]class{cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED: classGeneral,
+		cuzkpb.ProofKind_POREP_SEAL_COMMIT: classGeneral, cuzkpb.ProofKind_SNAP_DEALS_UPDATE: classGeneral,
+		cuzkpb.ProofKind_WINDOW_POST_PARTITION: classWindow, cuzkpb.ProofKind_WINNING_POST: classWinning} {
+		if got := s.classOf(k); got != want {
+			t.Errorf("classOf(%v) = %v, want %v", k, got, want)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
+	"github.com/c2flow/c2flow/registry"
 )
 
 // --forward at the gateway's own address is refused at start, by any
@@ -94,14 +95,14 @@ func TestForwardLoop(t *testing.T) {
 }
 
 // PreloadSRS and EvictSRS forward the circuits of the kinds --forward
-// takes (cuzkKinds' post), and any circuit c2flow does not know, but never
-// a PoRep's or a SnapDeals', which c2flow proves.
+// takes (their schemes' policies say Forwardable), and any circuit c2flow
+// does not know, but never a PoRep's or a SnapDeals', which c2flow proves.
 func TestForwardsCircuitByKindTable(t *testing.T) {
 	none := &Server{}
 	if none.forwardsCircuit("wpost-32g") {
 		t.Error("without --forward, wpost-32g is forwarded")
 	}
-	s := &Server{cfg: Config{Forward: cuzkpb.NewProvingEngineClient(nil)}}
+	s := &Server{cfg: Config{Forward: cuzkpb.NewProvingEngineClient(nil), Schemes: registry.Schemes(registry.Options{})}}
 	for id, want := range map[string]bool{"porep-32g": false, "snap-32g": false, "wpost-32g": true, "winning-32g": true, "ni-porep-32g": true} {
 		if got := s.forwardsCircuit(id); got != want {
 			t.Errorf("forwardsCircuit(%q) = %v, want %v", id, got, want)

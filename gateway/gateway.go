@@ -256,24 +256,27 @@ func (s *Server) EvictSRS(ctx context.Context, req *cuzkpb.EvictSrsRequest) (*cu
 }
 
 // forwardsCircuit says whether a cuzk circuit id ("porep-32g") belongs
-// to a kind --forward takes (cuzkKinds), and a --forward server is set.
-// An id of no kind c2flow knows is forwarded too: the cuzk daemon may.
+// to a kind this gateway does not prove (proves: one --forward takes, by
+// its scheme's policy, or one no scheme admits), and a --forward server
+// is set. An id of no kind c2flow knows is forwarded too: the cuzk daemon
+// may.
 func (s *Server) forwardsCircuit(id string) bool {
 	if s.cfg.Forward == nil {
 		return false
 	}
-	for _, c := range cuzkKinds {
+	for k, c := range cuzkKinds {
 		if strings.HasPrefix(id, c.circuit) {
-			return c.post
+			return !s.proves(k)
 		}
 	}
 	return true
 }
 
-// forward returns the server that takes a kind c2flow does not prove, or
-// the Unimplemented error that names the kind and the flag.
+// forward returns the server that takes a kind of cuzk's this gateway
+// does not prove (proves), or the Unimplemented error that names the kind
+// and the flag.
 func (s *Server) forward(k cuzkpb.ProofKind) (cuzkpb.ProvingEngineClient, error) {
-	if !cuzkKinds[k].post {
+	if _, ok := cuzkKinds[k]; !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "invalid proof_kind %d", int32(k))
 	}
 	s.metrics.request(k)

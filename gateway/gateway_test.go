@@ -17,8 +17,17 @@ import (
 )
 
 // cuzk's priorities map onto c2flow's keys (1 most urgent) within the
-// kind's class: 1 is WinningPoSt's alone, whatever a PoRep asks.
+// class the kind's scheme declares (scheme.Policy): 1 is WinningPoSt's
+// alone, whatever a PoRep asks.
 func TestPriority(t *testing.T) {
+	s := &Server{cfg: Config{Schemes: registry.Schemes(registry.Options{})}}
+	prio := func(p cuzkpb.Priority, k cuzkpb.ProofKind) (int, int) {
+		pol, ok := s.policy(k)
+		if !ok {
+			t.Fatalf("no policy for %v", k)
+		}
+		return priority(p, pol.Priorities)
+	}
 	for _, c := range []struct {
 		p     cuzkpb.Priority
 		k     cuzkpb.ProofKind
@@ -38,20 +47,29 @@ func TestPriority(t *testing.T) {
 		{cuzkpb.Priority_LOW, cuzkpb.ProofKind_WINNING_POST, 1, 0},
 		{cuzkpb.Priority_PRIORITY_UNSPECIFIED, cuzkpb.ProofKind_WINNING_POST, 1, 0},
 		{cuzkpb.Priority(9), cuzkpb.ProofKind_POREP_SEAL_COMMIT, 3, 0},
-		{cuzkpb.Priority_CRITICAL, cuzkpb.ProofKind(99), 3, 1},
 	} {
-		if got, asked := priority(c.p, c.k); got != c.want || asked != c.asked {
+		if got, asked := prio(c.p, c.k); got != c.want || asked != c.asked {
 			t.Errorf("priority(%v, %v) = %d, %d; want %d, %d", c.p, c.k, got, asked, c.want, c.asked)
 		}
 	}
-	// Only WinningPoSt reaches the urgent lanes, at any priority.
-	for k := range cuzkpb.ProofKind_name {
+	// Only WinningPoSt reaches the urgent lanes, at any priority, and
+	// only it runs on the urgent timeouts.
+	for k := range cuzkKinds {
+		pol, _ := s.policy(k)
 		for p := range cuzkpb.Priority_name {
-			got, _ := priority(cuzkpb.Priority(p), cuzkpb.ProofKind(k))
-			if (got == 1) != (cuzkpb.ProofKind(k) == cuzkpb.ProofKind_WINNING_POST) {
-				t.Errorf("priority(%v, %v) = %d", cuzkpb.Priority(p), cuzkpb.ProofKind(k), got)
+			got, _ := priority(cuzkpb.Priority(p), pol.Priorities)
+			if (got == job.PriorityUrgent) != (k == cuzkpb.ProofKind_WINNING_POST) {
+				t.Errorf("priority(%v, %v) = %d", cuzkpb.Priority(p), k, got)
 			}
 		}
+		if (pol.Timeouts() == job.UrgentTimeouts()) != (k == cuzkpb.ProofKind_WINNING_POST) {
+			t.Errorf("%v runs on %+v", k, pol.Timeouts())
+		}
+	}
+	// A kind no scheme of the gateway admits has no policy: it is not
+	// proved here.
+	if _, ok := (&Server{cfg: Config{Schemes: scheme.Set{}}}).policy(cuzkpb.ProofKind_POREP_SEAL_COMMIT); ok {
+		t.Error("a policy without a scheme")
 	}
 }
 

@@ -25,6 +25,9 @@ type proofJob struct {
 	// deadline, for a PoSt, is when its proof is no longer of use: past it
 	// the job fails, named, instead of being proved late.
 	deadline time.Time
+	// timeouts are its kind's (scheme.Policy.Timeouts): a WinningPoSt's
+	// urgent ones, else the defaults.
+	timeouts job.Timeouts
 }
 
 // id encodes the job's id; parseJobID reads it back.

@@ -27,7 +27,7 @@ import (
 // runs), stores its canonical input content-addressed and starts the
 // sector's batch, or joins it if it runs. Nothing is stored for a bad
 // request. blocking says the call waits for the proof (Prove): a PoSt's
-// deadline is then the call's (deadlineOf).
+// deadline is then the call's (scheme.Policy.Deadline).
 func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, blocking bool) (proofJob, error) {
 	s.metrics.request(req.GetProofKind())
 	c, ok := cuzkKinds[req.GetProofKind()]
@@ -35,7 +35,7 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 	if !ok {
 		return proofJob{}, status.Errorf(codes.InvalidArgument, "invalid proof_kind %d", int32(req.GetProofKind()))
 	}
-	ref, raw, err := s.cfg.Schemes.Admit(ctx, scheme.Request{Kind: kind, RegisteredProof: req.GetRegisteredProof(),
+	a, err := s.cfg.Schemes.Admit(ctx, scheme.Request{Kind: kind, RegisteredProof: req.GetRegisteredProof(),
 		MinerID: req.GetMinerId(), SectorNumber: req.GetSectorNumber(), SectorSize: req.GetSectorSize(),
 		Envelope: req.GetVanillaProof(), Vanilla: req.GetVanillaProofs(), Randomness: req.GetRandomness(), PartitionIndex: req.GetPartitionIndex(),
 		CommROld: req.GetCommROld(), CommRNew: req.GetCommRNew(), CommDNew: req.GetCommDNew()})
@@ -46,11 +46,12 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 		}
 		return proofJob{}, err
 	}
-	prio, asked := priority(req.GetPriority(), req.GetProofKind())
+	prio, asked := priority(req.GetPriority(), a.Policy.Priorities)
 	if asked != 0 {
 		s.log.Info("cuzk priority served within its kind's class", "kind", req.GetProofKind().String(), "asked", req.GetPriority().String(), "priority", prio, "request_id", quoteHead(req.GetRequestId()))
 	}
-	j := proofJob{kind: kind, ref: ref, priority: prio, deadline: deadlineOf(ctx, req.GetProofKind(), blocking)}
+	ref, raw := a.Ref, a.Input
+	j := proofJob{kind: kind, ref: ref, priority: prio, deadline: a.Policy.Deadline(ctx, blocking), timeouts: a.Policy.Timeouts()}
 	// A call whose deadline passed while its request was checked (a
 	// PoSt's native verification) stores nothing and starts nothing: no
 	// one waits for the proof.
@@ -73,14 +74,7 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 // starts: its lookup finds a stored C2 and checks it, and proves only what
 // is missing or bad.
 func (s *Server) submit(ctx context.Context, j proofJob) error {
-	o := batch.Options{BatchID: j.batchID(), MaxInFlight: 1, Priority: j.priority, Deadline: j.deadline}
-	if j.priority == job.PriorityUrgent {
-		// A WinningPoSt (cuzkKinds): one small partition, worthless
-		// late: a stalled host is given up in seconds and the proof made
-		// again elsewhere. A window partition keeps the defaults (a 32GiB
-		// one is a PoRep partition's work).
-		o.Timeouts = job.UrgentTimeouts()
-	}
+	o := batch.Options{BatchID: j.batchID(), MaxInFlight: 1, Priority: j.priority, Deadline: j.deadline, Timeouts: j.timeouts}
 	_, err := batch.Submit(ctx, s.cfg.Temporal, []job.SectorRef{j.ref}, o)
 	if errors.Is(err, batch.ErrDeadlinePassed) {
 		return &badRequest{fmt.Errorf("c2flow: job %s: %w", j.id(), err)}

@@ -180,14 +180,15 @@ func TestWinningPoStLatencyUnderPoRep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, raw, err := set.Admit(ctx, scheme.Request{Kind: scheme.KindWinningPoSt, RegisteredProof: uint64(info.Proof), MinerID: 1000, Vanilla: vs, Randomness: r[:]})
+		a, err := set.Admit(ctx, scheme.Request{Kind: scheme.KindWinningPoSt, RegisteredProof: uint64(info.Proof), MinerID: 1000, Vanilla: vs, Randomness: r[:]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.store.PutC1(ctx, ref, raw); err != nil {
+		if err := s.store.PutC1(ctx, a.Ref, a.Input); err != nil {
 			t.Fatal(err)
 		}
-		return ref, batch.Options{BatchID: fmt.Sprintf("%s-%d", label, n), Priority: priority, Timeouts: job.UrgentTimeouts()}
+		// The kind's declared policy, as the gateway applies it.
+		return a.Ref, batch.Options{BatchID: fmt.Sprintf("%s-%d", label, n), Priority: priority, Timeouts: a.Policy.Timeouts()}
 	}, func() []job.SectorRef {
 		var load []job.SectorRef
 		for i := uint64(0); i < 30; i++ {

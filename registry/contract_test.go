@@ -84,6 +84,29 @@ func TestSchemeContractRefusesTwoOwners(t *testing.T) {
 	}
 }
 
+// A scheme that declares an unsound policy for a request kind (here none:
+// priority 0) fails the contract, naming the scheme and the kind.
+func TestSchemeContractRefusesBadPolicy(t *testing.T) {
+	set := registry.Schemes(registry.Options{})
+	for i, sc := range set {
+		a, ok := sc.(scheme.Admitter)
+		if !ok {
+			continue
+		}
+		bad := slices.Clone(set)
+		bad[i] = noPolicy{a}
+		err := bad.Check()
+		if err == nil || !strings.Contains(err.Error(), a.Kinds()[0]) || !strings.Contains(err.Error(), "priorities") {
+			t.Errorf("%s without a policy: Check = %v", sc.Name(), err)
+		}
+	}
+}
+
+// noPolicy is an Admitter that declares no policy.
+type noPolicy struct{ scheme.Admitter }
+
+func (noPolicy) Policy(string) scheme.Policy { return scheme.Policy{} }
+
 // claimer is a scheme that also claims one name of another's.
 type claimer struct {
 	scheme.Scheme

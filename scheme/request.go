@@ -55,6 +55,9 @@ type Admitter interface {
 	Scheme
 	Kinds() []string
 	Admit(ctx context.Context, r Request) (job.SectorRef, []byte, error)
+	// Policy is how requests of kind (one of Kinds) are served: the
+	// scheme declares it, the gateway applies it.
+	Policy(kind string) Policy
 }
 
 // Admitter returns the scheme admitting requests of kind.
@@ -69,20 +72,6 @@ func (s Set) Admitter(kind string) (Admitter, error) {
 		}
 	}
 	return nil, fmt.Errorf("no scheme of this host proves %s requests", kind)
-}
-
-// Admit admits r through the scheme of its kind; every error that is the
-// request's fault wraps ErrBadRequest.
-func (s Set) Admit(ctx context.Context, r Request) (job.SectorRef, []byte, error) {
-	a, err := s.Admitter(r.Kind)
-	if err != nil {
-		return job.SectorRef{}, nil, err
-	}
-	ref, raw, err := a.Admit(ctx, r)
-	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrBadRequest) {
-		err = fmt.Errorf("%w: %w", ErrBadRequest, err)
-	}
-	return ref, raw, err
 }
 
 // Bound is the most a request of one kind and registered proof can carry:

@@ -237,8 +237,9 @@ func (s Set) For(proof string) (Scheme, error) {
 }
 
 // Check checks that every proof a scheme lists is its own and no other
-// scheme's, and that every request kind has one Admitter: a set where two
-// schemes claim one name would serve it by whichever came first.
+// scheme's, and that every request kind has one Admitter, which declares
+// a sound Policy for it: a set where two schemes claim one name would
+// serve it by whichever came first.
 func (s Set) Check() error {
 	var errs []error
 	for i, sc := range s {
@@ -264,6 +265,9 @@ func (s Set) Check() error {
 					errs = append(errs, fmt.Errorf("request kind %q: admitted by schemes %s and %s", k, prev, sc.Name()))
 				}
 				kinds[k] = sc.Name()
+				if err := a.Policy(k).Check(); err != nil {
+					errs = append(errs, fmt.Errorf("scheme %s, request kind %q: %w", sc.Name(), k, err))
+				}
 			}
 		}
 	}

@@ -225,12 +225,12 @@ func TestGatewayProvesPoSt(t *testing.T) {
 		t.Fatalf("a 1.5 s winning proof: %v, want the call's deadline", err)
 	}
 	lr := late.winningRequest(t)
-	ref, _, err := registry.Schemes(registry.Options{}).Admit(ctx, scheme.Request{Kind: scheme.KindWinningPoSt, RegisteredProof: lr.RegisteredProof,
+	a, err := registry.Schemes(registry.Options{}).Admit(ctx, scheme.Request{Kind: scheme.KindWinningPoSt, RegisteredProof: lr.RegisteredProof,
 		MinerID: lr.MinerId, SectorSize: lr.SectorSize, Vanilla: lr.VanillaProofs, Randomness: lr.Randomness})
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobID := scheme.KindWinningPoSt + "/" + ref.Profile + "/" + ref.Identity()
+	jobID := scheme.KindWinningPoSt + "/" + a.Ref.Profile + "/" + a.Ref.Identity()
 	res, err := curio.svc.AwaitProof(ctx, &cuzkpb.AwaitProofRequest{JobId: jobID, TimeoutMs: 60_000})
 	if err != nil || res.Status != cuzkpb.AwaitProofResponse_FAILED || !strings.Contains(res.ErrorMessage, "deadline passed") {
 		t.Errorf("the late winning proof's job: %v %v, want FAILED naming its deadline", res, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/c2flow/c2flow/scheme"
 )
@@ -17,7 +18,7 @@ type kindSpec[I any, C scheme.Circuit, V scheme.Verifier] struct {
 	name string // the scheme's name
 	// what names the kind's circuits in errors ("filecoin update").
 	what      string
-	requests  []string // the request kinds it admits (scheme.Admitter)
+	requests  []request // the request kinds it admits (scheme.Admitter)
 	proofs    func() []string
 	recognize func(scheme.Head) bool
 	info      func(proof string) (I, error)
@@ -26,6 +27,23 @@ type kindSpec[I any, C scheme.Circuit, V scheme.Verifier] struct {
 	circuit   func(I, *keys) C
 	verifier  func(I, *keys) V
 }
+
+// request is a request kind a Filecoin kind admits and how the kind
+// serves it.
+type request struct {
+	kind   string
+	policy scheme.Policy
+}
+
+// porepClass is the priorities of hours of work that no chain deadline
+// bounds at this scale (PoRep, SnapDeals): below the PoSt kinds, which
+// the chain bounds.
+var porepClass = scheme.Priorities{High: 3, Normal: 3, Low: 4}
+
+// postDue is a PoSt's deadline where its caller gives none: Curio's
+// default ProveTimeout (lib/cuzk/client.go proveTimeout, [Cuzk]
+// ProveTimeout).
+const postDue = 30 * time.Minute
 
 // specOf is proof's info and circuit.
 func (d *kindSpec[I, C, V]) specOf(proof string) (I, *spec, error) {
@@ -97,7 +115,25 @@ func (k kind[I, C, V]) Recognize(h scheme.Head) bool { return k.spec.recognize(h
 func (kind[I, C, V]) C2Ext() string { return ".proof" }
 
 // Kinds implements scheme.Admitter: the request kinds of the kind.
-func (k kind[I, C, V]) Kinds() []string { return k.spec.requests }
+func (k kind[I, C, V]) Kinds() []string {
+	out := make([]string, len(k.spec.requests))
+	for i, r := range k.spec.requests {
+		out[i] = r.kind
+	}
+	return out
+}
+
+// Policy implements scheme.Admitter: the declared policy of request kind
+// (the zero policy, which scheme.Policy.Check refuses, for a kind it does
+// not admit).
+func (k kind[I, C, V]) Policy(kind string) scheme.Policy {
+	for _, r := range k.spec.requests {
+		if r.kind == kind {
+			return r.policy
+		}
+	}
+	return scheme.Policy{}
+}
 
 // MaxC1Bytes implements scheme.Scheme: the bound of an input of proof
 // (c1.MaxInputSize, MaxUpdateInputBytes, MaxPoStInputBytes).

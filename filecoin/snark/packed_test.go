@@ -50,10 +50,11 @@ func TestPackedMatchesDense2KiB(t *testing.T) {
 	var randomness [32]byte
 	randomness[3] = 9
 	for _, p := range postCases() {
-		ref, raw, err := set.Admit(ctx, postRequest(t, p.kind, p.proof, randomness, p.ids...))
+		a, err := set.Admit(ctx, postRequest(t, p.kind, p.proof, randomness, p.ids...))
 		if err != nil {
 			t.Fatal(err)
 		}
+		ref, raw := a.Ref, a.Input
 		sc, err := set.For(ref.Profile)
 		if err != nil {
 			t.Fatal(err)

@@ -88,7 +88,17 @@ func postSpec(info proofs.PoStProofInfo) (*spec, error) {
 
 // postKind is the PoSt proofs' kind (filecoin-proofs-api's names).
 var postKind = &kindSpec[proofs.PoStProofInfo, *circuitOf[*PoStSector], *verifierOf[*PoStSector]]{
-	name: "filecoin-post", what: "filecoin PoSt", requests: []string{scheme.KindWindowPoSt, scheme.KindWinningPoSt},
+	name: "filecoin-post", what: "filecoin PoSt",
+	// The chain bounds both, and an operator may send them to a cuzk
+	// daemon. WinningPoSt alone is urgent (job.PriorityUrgent: the urgent
+	// lanes and timeouts): its late proof is a lost block. WindowPoSt
+	// comes next (a late one is a faulted partition), above PoRep and
+	// SnapDeals.
+	requests: []request{
+		{scheme.KindWindowPoSt, scheme.Policy{Priorities: scheme.Priorities{High: 2, Normal: 2, Low: 2}, Due: postDue, Forwardable: true}},
+		{scheme.KindWinningPoSt, scheme.Policy{Priorities: scheme.Priorities{High: job.PriorityUrgent, Normal: job.PriorityUrgent, Low: job.PriorityUrgent},
+			Due: postDue, Forwardable: true}},
+	},
 	proofs:    proofs.PoStNames,
 	recognize: func(h scheme.Head) bool { return h.Has("registered_post_proof") },
 	info:      postInfo, spec: postSpec,

@@ -69,10 +69,11 @@ func TestPoStScheme2KiB(t *testing.T) {
 		info, _ := proofs.LookupPoSt(tc.proof)
 		t.Run(info.Name, func(t *testing.T) {
 			req := postRequest(t, tc.kind, tc.proof, randomness, tc.ids...)
-			ref, raw, err := set.Admit(ctx, req)
+			a, err := set.Admit(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
+			ref, raw := a.Ref, a.Input
 			if ref.Profile != info.Name || ref.SectorID != tc.ids[0] {
 				t.Fatalf("admitted as %+v", ref)
 			}
@@ -81,8 +82,8 @@ func TestPoStScheme2KiB(t *testing.T) {
 			masked := req
 			m := post.MaskRandomness(randomness)
 			masked.Randomness = m[:]
-			if ref2, _, err := set.Admit(ctx, masked); err != nil || ref2 != ref {
-				t.Fatalf("the masked randomness is another job: %+v, %v", ref2, err)
+			if a2, err := set.Admit(ctx, masked); err != nil || a2.Ref != ref {
+				t.Fatalf("the masked randomness is another job: %+v, %v", a2.Ref, err)
 			}
 			sc, err := set.For(ref.Profile)
 			if err != nil {
@@ -191,17 +192,18 @@ func TestPoStAdmitRefuses(t *testing.T) {
 		{"proof 2^63", func() scheme.Request { q := window; q.RegisteredProof = 1 << 63; return q }(), "unknown registered PoSt proof"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := set.Admit(ctx, tc.req)
+			_, err := set.Admit(ctx, tc.req)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, scheme.ErrBadRequest) {
 				t.Fatalf("got %v, want an ErrBadRequest naming %q", err, tc.want)
 			}
 		})
 	}
 	// A stored input is read strictly.
-	_, raw, err := set.Admit(ctx, window)
+	a, err := set.Admit(ctx, window)
 	if err != nil {
 		t.Fatal(err)
 	}
+	raw := a.Input
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)

@@ -99,7 +99,8 @@ func bindC1(c *c1.SealCommitPhase1Output, proverID [32]byte, sectorID uint64) (*
 
 // sealKind is the seal proofs' kind.
 var sealKind = &kindSpec[proofs.SealProofInfo, *Circuit, *Verifier]{
-	name: "filecoin", what: "filecoin", requests: []string{scheme.KindPoRep}, proofs: proofs.Names,
+	name: "filecoin", what: "filecoin", requests: []request{{scheme.KindPoRep, scheme.Policy{Priorities: porepClass}}},
+	proofs: proofs.Names,
 	// A SealCommitPhase1Output whose registered_proof is a Filecoin seal
 	// proof, or a Commit2In wrapper (SectorNum, Phase1Out), as lotus,
 	// Curio and lotus-bench write them.

@@ -53,7 +53,7 @@ func (*UpdateScheme) WriteInfo(w io.Writer, proof string) error {
 
 // updateKind is the update proofs' kind (UpdateProfile's names).
 var updateKind = &kindSpec[proofs.UpdateProofInfo, *circuitOf[*UpdateSector], *verifierOf[*UpdateSector]]{
-	name: "filecoin-update", what: "filecoin update", requests: []string{scheme.KindSnap},
+	name: "filecoin-update", what: "filecoin update", requests: []request{{scheme.KindSnap, scheme.Policy{Priorities: porepClass}}},
 	proofs: func() []string {
 		var out []string
 		for _, n := range proofs.UpdateNames() {

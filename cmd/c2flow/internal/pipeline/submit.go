@@ -336,11 +336,11 @@ func SnapInput(ctx context.Context, schemes scheme.Set, file string, uf *cli.Upd
 	if err != nil {
 		return batch.Input{}, err
 	}
-	ref, raw, err := schemes.Admit(ctx, scheme.Request{Kind: scheme.KindSnap, RegisteredProof: uint64(info.Proof), ProverID: &prover, SectorNumber: sector,
+	a, err := schemes.Admit(ctx, scheme.Request{Kind: scheme.KindSnap, RegisteredProof: uint64(info.Proof), ProverID: &prover, SectorNumber: sector,
 		SectorSize: info.SectorSize, Envelope: b, CommROld: c[0][:], CommRNew: c[1][:], CommDNew: c[2][:]})
 	if err != nil {
 		return batch.Input{}, fmt.Errorf("--snap-vproof %s: %w", file, err)
 	}
 	// Admitted: identified and verified natively once, here.
-	return batch.Input{Name: file, Raw: raw, Ref: &ref}, nil
+	return batch.Input{Name: file, Raw: a.Input, Ref: &a.Ref}, nil
 }
