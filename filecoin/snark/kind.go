@@ -201,6 +201,28 @@ func (k kind[I, C, V]) Verifier(ctx context.Context, proof string) (scheme.Verif
 	return asInterface[scheme.Verifier](k.verify(ctx, proof))
 }
 
+// VerifierWithKey is proof's verifier under the verifying key file at
+// path, one the operator names (verify-post --vk) instead of one the
+// parameter store locates: its IC count checked against the circuit's
+// inputs before its points are read, then the kind's own verifier, so a
+// named key is used exactly as a located one.
+func (k kind[I, C, V]) VerifierWithKey(ctx context.Context, proof, path string) (scheme.Verifier, error) {
+	info, sp, err := k.spec.specOf(proof)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := k.store.Check(ctx, path, "")
+	if err != nil {
+		return nil, fmt.Errorf("%s verifying key: %w", proof, err)
+	}
+	vk, err := readVK(path, sp.numInputs)
+	if err != nil {
+		return nil, fmt.Errorf("%s verifying key: %w", proof, err)
+	}
+	ks := &keys{key: sp.key, files: Files{VK: path}, vk: vk, pvk: vk.Prepare(), digests: scheme.Digests{VK: sums.SHA256}}
+	return k.spec.verifier(info, ks), nil
+}
+
 // asInterface is v as the interface R, and a nil R where err is set: a
 // nil pointer in a non-nil interface is never returned.
 func asInterface[R, T any](v T, err error) (R, error) {

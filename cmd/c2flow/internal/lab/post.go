@@ -29,42 +29,6 @@ const maxPoStVanillaNodes = (8 << 20) / proofs.NodeSize
 // post-vanilla makes: enough for any multi-partition test.
 const maxPoStVanillaWindow = 64
 
-// postRecord is verify-post's record, one JSON object a line (post.json
-// is one without its proof): the registered PoSt proof by
-// filecoin-proofs-api's name, the prover id and the masked randomness as
-// 32 byte values, the replicas in sector order and the proof, one 192-byte
-// Groth16 proof a partition, as byte values too.
-type postRecord struct {
-	RegisteredProof string        `json:"registered_proof"`
-	ProverID        [32]byte      `json:"prover_id"`
-	Randomness      [32]byte      `json:"randomness"`
-	Replicas        []postReplica `json:"replicas"`
-	Proof           byteValues    `json:"proof,omitempty"`
-}
-
-// postReplica is one proved sector of a record: its number and comm_r.
-type postReplica struct {
-	SectorID uint64   `json:"sector_id"`
-	CommR    [32]byte `json:"comm_r"`
-}
-
-// byteValues are bytes written as a JSON array of numbers, as Filecoin's
-// serde records write a Vec<u8> ([]byte alone would be base64).
-type byteValues []byte
-
-// MarshalJSON writes the bytes as numbers.
-func (b byteValues) MarshalJSON() ([]byte, error) {
-	out := make([]byte, 0, 4*len(b)+2)
-	out = append(out, '[')
-	for i, v := range b {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = fmt.Appendf(out, "%d", v)
-	}
-	return append(out, ']'), nil
-}
-
 // RunPostVanilla is the PoSt test generator: it seals committed-capacity
 // sectors and writes their PoSt vanilla proofs as filecoin-ffi's
 // GenerateSingleVanillaProof returns them, and the verify-post record of
@@ -149,7 +113,7 @@ func postVanilla(ctx context.Context, args []string, logw io.Writer) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("post-vanilla: %w", err)
 	}
-	rec := postRecord{RegisteredProof: info.Name, ProverID: prover, Randomness: randomness}
+	rec := post.Record{RegisteredProof: info.Name, ProverID: prover, Randomness: randomness}
 	for i, id := range ids {
 		t0 := time.Now()
 		v, err := postVanillaProof(ctx, info, sealProof, prover, randomness, id, i)
@@ -160,7 +124,7 @@ func postVanilla(ctx context.Context, args []string, logw io.Writer) error {
 		if err := atomicfile.WriteBytes(path, v.Bincode()); err != nil {
 			return fmt.Errorf("post-vanilla: sector %d: %w", id, err)
 		}
-		rec.Replicas = append(rec.Replicas, postReplica{SectorID: id, CommR: v.CommR})
+		rec.Replicas = append(rec.Replicas, post.Replica{SectorID: id, CommR: v.CommR})
 		fmt.Fprintf(logw, "post-vanilla: sector %d (%s, position %d): %d openings in %v -> %s\n", id, info.Name, i, len(v.Sectors[0].Openings), time.Since(t0).Round(time.Millisecond), path)
 	}
 	b, err := json.Marshal(&rec)

@@ -38,13 +38,13 @@ func runPostVanilla(t *testing.T, proof string, sectors int, extra ...string) st
 
 // readPostDir reads what post-vanilla wrote: the record and the vanilla
 // proofs of its replicas, in order, each decoded from its file.
-func readPostDir(t *testing.T, dir string) (*postRecord, []*post.VanillaProof) {
+func readPostDir(t *testing.T, dir string) (*post.Record, []*post.VanillaProof) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "post.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec postRecord
+	var rec post.Record
 	if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -203,10 +203,10 @@ func provePartitions(t *testing.T, pr *prover.Prover, info proofs.PoStProofInfo,
 }
 
 // postLine is rec as a record line; mut changes a copy of it first.
-func postLine(t *testing.T, rec *postRecord, mut func(r *postRecord)) string {
+func postLine(t *testing.T, rec *post.Record, mut func(r *post.Record)) string {
 	t.Helper()
 	c := *rec
-	c.Replicas = append([]postReplica(nil), rec.Replicas...)
+	c.Replicas = append([]post.Replica(nil), rec.Replicas...)
 	c.Proof = bytes.Clone(rec.Proof)
 	if mut != nil {
 		mut(&c)
@@ -282,20 +282,20 @@ func TestVerifyPost2KiB(t *testing.T) {
 			bad := []struct {
 				name, line, want string
 			}{
-				{"other randomness", postLine(t, rec, func(r *postRecord) { r.Randomness[0] ^= 1 }), "pairing check failed"},
-				{"another sector", postLine(t, rec, func(r *postRecord) { r.Replicas[len(r.Replicas)-1].SectorID += 100 }), "pairing check failed"},
-				{"another comm_r", postLine(t, rec, func(r *postRecord) { r.Replicas[0].CommR[5] ^= 1 }), "pairing check failed"},
-				{"flipped proof byte", postLine(t, rec, func(r *postRecord) { r.Proof[len(r.Proof)-100] ^= 4 }), "partition " + fmt.Sprint(parts-1)},
-				{"short proof", postLine(t, rec, func(r *postRecord) { r.Proof = r.Proof[:len(r.Proof)-1] }), "not one 192-byte Groth16 proof a partition"},
-				{"extra partition", postLine(t, rec, func(r *postRecord) { r.Proof = append(r.Proof, r.Proof[:192]...) }), fmt.Sprintf("%d bytes", len(rec.Proof)+192)},
-				{"no proof (post.json)", postLine(t, rec, func(r *postRecord) { r.Proof = nil }), `field "proof" missing`},
-				{"other circuit", postLine(t, rec, func(r *postRecord) {
+				{"other randomness", postLine(t, rec, func(r *post.Record) { r.Randomness[0] ^= 1 }), "pairing check failed"},
+				{"another sector", postLine(t, rec, func(r *post.Record) { r.Replicas[len(r.Replicas)-1].SectorID += 100 }), "pairing check failed"},
+				{"another comm_r", postLine(t, rec, func(r *post.Record) { r.Replicas[0].CommR[5] ^= 1 }), "pairing check failed"},
+				{"flipped proof byte", postLine(t, rec, func(r *post.Record) { r.Proof[len(r.Proof)-100] ^= 4 }), "partition " + fmt.Sprint(parts-1)},
+				{"short proof", postLine(t, rec, func(r *post.Record) { r.Proof = r.Proof[:len(r.Proof)-1] }), "not one 192-byte Groth16 proof a partition"},
+				{"extra partition", postLine(t, rec, func(r *post.Record) { r.Proof = append(r.Proof, r.Proof[:192]...) }), fmt.Sprintf("%d bytes", len(rec.Proof)+192)},
+				{"no proof (post.json)", postLine(t, rec, func(r *post.Record) { r.Proof = nil }), `field "proof" missing`},
+				{"other circuit", postLine(t, rec, func(r *post.Record) {
 					r.RegisteredProof = otherKind
 					r.Replicas = r.Replicas[:1]
 					r.Proof = r.Proof[:192]
-				}), "not this proof's key"},
-				{"unmasked randomness", postLine(t, rec, func(r *postRecord) { r.Randomness[31] = 0xff }), "randomness"},
-				{"unknown proof", postLine(t, rec, func(r *postRecord) { r.RegisteredProof = "StackedDrgWindow4KiBV1" }), "unknown"},
+				}), "a key of another circuit"},
+				{"unmasked randomness", postLine(t, rec, func(r *post.Record) { r.Randomness[31] = 0xff }), "randomness"},
+				{"unknown proof", postLine(t, rec, func(r *post.Record) { r.RegisteredProof = "StackedDrgWindow4KiBV1" }), "unknown"},
 				{"not JSON", "this is not a record", "not a JSON object"},
 				{"JSON array", "[1,2,3]", "not a JSON object"},
 				{"numeric proof", strings.Replace(good, `"`+info.Name+`"`, fmt.Sprint(int(info.Proof)), 1), fmt.Sprintf("name the proof, here %q", info.Name)},
@@ -307,16 +307,16 @@ func TestVerifyPost2KiB(t *testing.T) {
 				{"33-byte prover id", strings.Replace(good, `"prover_id":[`, `"prover_id":[1,`, 1), "prover_id: 33 bytes, want 32"},
 				{"negative sector", strings.Replace(good, `"sector_id":`, `"sector_id":-`, 1), "sector_id -"},
 				{"replica field", strings.Replace(good, `"sector_id":`, `"sector":1,"sector_id":`, 1), `unknown field "sector"`},
-				{"no replicas", postLine(t, rec, func(r *postRecord) { r.Replicas = []postReplica{} }), "0 replicas"},
+				{"no replicas", postLine(t, rec, func(r *post.Record) { r.Replicas = []post.Replica{} }), "0 replicas"},
 				{"trailing text", good + " x", "not a JSON object"},
 				{"huge line", strings.Repeat(" ", maxRecordLine+1), "over the 16 MiB a record may take"},
 			}
 			if info.Type == proofs.PoStWindow {
 				bad = append(bad,
-					struct{ name, line, want string }{"unsorted", postLine(t, rec, func(r *postRecord) { r.Replicas[0], r.Replicas[1] = r.Replicas[1], r.Replicas[0] }), "not in increasing sector_id order"},
-					struct{ name, line, want string }{"repeated sector", postLine(t, rec, func(r *postRecord) { r.Replicas[1] = r.Replicas[0] }), "twice"})
+					struct{ name, line, want string }{"unsorted", postLine(t, rec, func(r *post.Record) { r.Replicas[0], r.Replicas[1] = r.Replicas[1], r.Replicas[0] }), "not in increasing sector_id order"},
+					struct{ name, line, want string }{"repeated sector", postLine(t, rec, func(r *post.Record) { r.Replicas[1] = r.Replicas[0] }), "twice"})
 			} else {
-				bad = append(bad, struct{ name, line, want string }{"two replicas", postLine(t, rec, func(r *postRecord) { r.Replicas = append(r.Replicas, r.Replicas[0]) }), "proves 1 replica"})
+				bad = append(bad, struct{ name, line, want string }{"two replicas", postLine(t, rec, func(r *post.Record) { r.Replicas = append(r.Replicas, r.Replicas[0]) }), "proves 1 replica"})
 			}
 			var in []string
 			for _, b := range bad {
@@ -353,7 +353,7 @@ func TestVerifyPost2KiB(t *testing.T) {
 				}
 			}
 			// Random damage: whatever a byte becomes, a line is answered.
-			v := &vkPoStVerifier{pvk: pvk, path: vk}
+			v := newPostVerifier(vk, "")
 			for i := range 300 {
 				line := []byte(good)
 				for j := range 1 + i%3 {
@@ -365,32 +365,4 @@ func TestVerifyPost2KiB(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzParsePostRecord: whatever the line, the parser answers (a record or
-// an error) without panicking, and a record it accepts has the shape
-// verification relies on.
-func FuzzParsePostRecord(f *testing.F) {
-	rec := postRecord{RegisteredProof: "StackedDrgWindow2KiBV1_2", Replicas: []postReplica{{SectorID: 1}, {SectorID: 2}, {SectorID: 3}}, Proof: make([]byte, 384)}
-	b, err := json.Marshal(&rec)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(b)
-	rec = postRecord{RegisteredProof: "StackedDrgWinning2KiBV1", Replicas: []postReplica{{SectorID: 9}}, Proof: make([]byte, 192)}
-	if b, err = json.Marshal(&rec); err != nil {
-		f.Fatal(err)
-	}
-	f.Add(b)
-	f.Add([]byte(`{"registered_proof":10,"prover_id":[null],"randomness":[1.5],"replicas":[{}],"proof":[-1]}`))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		r, info, err := parsePostRecord(line)
-		if err != nil {
-			return
-		}
-		n := len(r.Proof) / proofs.SinglePartitionProofLen
-		if len(r.Proof) == 0 || len(r.Proof)%proofs.SinglePartitionProofLen != 0 || info.Partitions(len(r.Replicas)) != n || sortedReplicas(r.Replicas) != nil {
-			t.Fatalf("accepted a record of %d proof bytes and %d replicas", len(r.Proof), len(r.Replicas))
-		}
-	})
 }
