@@ -8,6 +8,7 @@
 package registry
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/c2flow/c2flow/filecoin/snark"
@@ -68,6 +69,15 @@ const FilecoinParamsPrefix = snark.RemotePrefix
 // single-party setup takes seconds.
 func DevSetupProofs() []string {
 	return []string{"StackedDrg2KiBV1_1", snark.UpdatePrefix + "StackedDrg2KiBV1", "StackedDrgWindow2KiBV1_2", "StackedDrgWinning2KiBV1"}
+}
+
+// FilecoinDevSetup writes into dir a DEVELOPMENT SETUP of a Filecoin
+// proof's circuit (single-party: never for real sectors) in Filecoin's
+// format, from the machine's setup cache where it has one, and returns
+// the pair's files.
+func FilecoinDevSetup(ctx context.Context, proof, dir string) (KeyPair, error) {
+	f, err := snark.DevSetup(ctx, proof, dir, snark.DefaultSetupCache(), nil)
+	return KeyPair{Params: f.Params, VK: f.VK}, err
 }
 
 // Schemes returns every scheme c2flow runs, over o.

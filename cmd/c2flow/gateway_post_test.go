@@ -19,7 +19,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/post/posttest"
 	"github.com/c2flow/c2flow/filecoin/proofs"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
@@ -100,11 +99,21 @@ func (c curioPoSt) verify(t testing.TB, d *devWithCuzk, proof []byte) error {
 		}
 		reps = append(reps, post.PublicSector{ID: v.SectorID, CommR: v.CommR})
 	}
-	pub, err := snark.PoStPublic(info, proofs.ProverID(c.miner), c.randomness, 0, reps)
+	sc, err := registry.Schemes(registry.Options{FilecoinParams: d.filecoinParamsForProof, FilecoinShapes: t.TempDir()}).For(info.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := snark.New(snark.Params{Dir: d.filecoinParamsForProof, ShapeDir: t.TempDir()}, nil).PoSt().Verifier(context.Background(), info.Name)
+	pp, err := scheme.As[interface {
+		PartitionPublic(info proofs.PoStProofInfo, proverID, randomness [32]byte, k int, replicas []post.PublicSector) (scheme.Sector, error)
+	}](sc, "PoSt public data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := pp.PartitionPublic(info, proofs.ProverID(c.miner), c.randomness, 0, reps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := sc.Verifier(context.Background(), info.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,10 +32,10 @@ import (
 	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/scheme/testscheme/params/paramstest"
 	"github.com/c2flow/c2flow/stack"
@@ -846,15 +846,23 @@ type snapUpdate struct {
 func updateForMiner(t testing.TB, miner, number uint64) snapUpdate {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := snark.New(snark.Params{}, nil).Update().SealTest(context.Background(), scheme.SealRequest{
-		Proof: snark.UpdatePrefix + "StackedDrg2KiBV1", Prover: proofs.ProverID(miner), First: number, N: 1, Dir: dir}); err != nil {
+	const proof = "UpdateStackedDrg2KiBV1"
+	sc, err := registry.Schemes(registry.Options{}).For(proof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := scheme.As[scheme.TestSealer](sc, "test updates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sealer.SealTest(context.Background(), scheme.SealRequest{Proof: proof, Prover: proofs.ProverID(miner), First: number, N: 1, Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "updates.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m snark.UpdateManifest
+	var m update.Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}

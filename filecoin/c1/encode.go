@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/c2flow/c2flow/internal/atomicfile"
 )
 
 // Marshal returns the C1 as serde_json::to_vec writes it: compact JSON,
@@ -45,6 +47,12 @@ func MarshalCommit2In(sectorNum int64, c *SealCommitPhase1Output) ([]byte, error
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// WriteFile writes a C1 to path as filecoin-ffi writes it (Encode), whole
+// or not at all.
+func WriteFile(path string, c *SealCommitPhase1Output) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return Encode(w, c) })
 }
 
 // EncodeCommit2In writes the C1 wrapped as MarshalCommit2In does,

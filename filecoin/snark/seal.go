@@ -3,7 +3,6 @@ package snark
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -57,7 +55,7 @@ func (*Scheme) SealTest(ctx context.Context, r scheme.SealRequest) ([]string, er
 		}
 		name := fmt.Sprintf("%d.c1.json", id)
 		path := filepath.Join(r.Dir, name)
-		if err := WriteC1File(path, s.C1); err != nil {
+		if err := c1.WriteFile(path, s.C1); err != nil {
 			return nil, err
 		}
 		files = append(files, path)
@@ -72,7 +70,3 @@ func (*Scheme) SealTest(ctx context.Context, r scheme.SealRequest) ([]string, er
 	return files, nil
 }
 
-// WriteC1File writes a C1 as filecoin-ffi writes it, whole or not at all.
-func WriteC1File(path string, c *c1.SealCommitPhase1Output) error {
-	return atomicfile.Write(path, func(w io.Writer) error { return c1.Encode(w, c) })
-}

@@ -22,30 +22,6 @@ import (
 	"github.com/c2flow/c2flow/scheme"
 )
 
-// UpdateManifest is updates.json, what the test updater wrote: per sector
-// its proofs, the three commitments (hex of the 32 bytes, and as the CIDs
-// Curio holds) and its files.
-type UpdateManifest struct {
-	Sectors []UpdatedSector `json:"sectors"`
-}
-
-// UpdatedSector is one updated sector of a manifest.
-type UpdatedSector struct {
-	ProverID    string `json:"prover_id"`
-	SectorID    uint64 `json:"sector_id"`
-	SealProof   string `json:"seal_proof"`
-	UpdateProof string `json:"update_proof"`
-	H           int    `json:"h"`
-	CommROld    string `json:"comm_r_old"`
-	CommRNew    string `json:"comm_r_new"`
-	CommDNew    string `json:"comm_d_new"`
-	SectorKey   string `json:"sector_key_cid"` // comm_r_old as a CID
-	SealedCID   string `json:"sealed_cid"`     // comm_r_new
-	UnsealedCID string `json:"unsealed_cid"`   // comm_d_new
-	Vanilla     string `json:"vanilla"`        // <id>.snap-vproof.json, as Curio stores it
-	Input       string `json:"input"`          // <id>.update.json, the UpdateInput c2flow proves
-}
-
 // SealTest implements scheme.Scheme: the test updater. For each sector
 // it seals a committed-capacity sector of the update proof's size (its
 // V1_1 seal proof, dense: 2KiB and 8MiB), encodes deterministic new data
@@ -75,7 +51,7 @@ func (*UpdateScheme) SealTest(ctx context.Context, r scheme.SealRequest) ([]stri
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("update: %w", err)
 	}
-	var m UpdateManifest
+	var m update.Manifest
 	var files []string
 	for i := range r.N {
 		id := r.First + uint64(i)
@@ -116,7 +92,7 @@ func (*UpdateScheme) SealTest(ctx context.Context, r scheme.SealRequest) ([]stri
 			}
 		}
 		files = append(files, filepath.Join(r.Dir, iname))
-		m.Sectors = append(m.Sectors, UpdatedSector{ProverID: hex.EncodeToString(r.Prover[:]), SectorID: id, SealProof: info.Name, UpdateProof: up.Name, H: rep.H,
+		m.Sectors = append(m.Sectors, update.ManifestSector{ProverID: hex.EncodeToString(r.Prover[:]), SectorID: id, SealProof: info.Name, UpdateProof: up.Name, H: rep.H,
 			CommROld: hex.EncodeToString(in.CommROld[:]), CommRNew: hex.EncodeToString(in.CommRNew[:]), CommDNew: hex.EncodeToString(in.CommDNew[:]),
 			SectorKey: commcid.String(in.CommROld, commcid.Sealed), SealedCID: commcid.String(in.CommRNew, commcid.Sealed), UnsealedCID: commcid.String(in.CommDNew, commcid.Unsealed),
 			Vanilla: vname, Input: iname})

@@ -11,7 +11,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage/s3test"
 )
@@ -182,7 +181,7 @@ func TestSectorIDOverflowRefused(t *testing.T) {
 	}
 	dir := t.TempDir()
 	named := filepath.Join(dir, over63+".c1.json")
-	if err := snark.WriteC1File(named, s.C1); err != nil {
+	if err := c1.WriteFile(named, s.C1); err != nil {
 		t.Fatal(err)
 	}
 	m := &seal.Manifest{Proof: "StackedDrg2KiBV1_1", Sectors: []seal.ManifestEntry{seal.EntryOf(s.Public, over63+".c1.json")}}
@@ -190,7 +189,7 @@ func TestSectorIDOverflowRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := filepath.Join(t.TempDir(), "x.json")
-	if err := snark.WriteC1File(other, s.C1); err != nil {
+	if err := c1.WriteFile(other, s.C1); err != nil {
 		t.Fatal(err)
 	}
 	prover := seal.Hex32(scheme.TestProver())

@@ -12,8 +12,9 @@ import (
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/prover/packed"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // TestFilecoinCircuitInfo2KiB: circuit info --proof prints exactly one line
@@ -28,7 +29,15 @@ func TestFilecoinCircuitInfo2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := snark.New(snark.Params{}, nil).WriteInfo(&out, info.Name); err != nil {
+	sc, err := registry.Schemes(registry.Options{}).For(info.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iw, err := scheme.As[scheme.InfoWriter](sc, "circuit info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := iw.WriteInfo(&out, info.Name); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("circuit info --proof %s:\n%s", info.Name, out.String())

@@ -16,9 +16,9 @@ import (
 	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/internal/clip"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/registry"
 )
 
 // testRandomness is unmasked on purpose: post-vanilla masks it.
@@ -339,7 +339,7 @@ func TestVerifyPost2KiB(t *testing.T) {
 			// verifier finds the key in a parameter directory holding
 			// this circuit's development setup alone.
 			params := t.TempDir()
-			if _, err := snark.DevSetup(context.Background(), info.Name, params, fctest.Setups(), nil); err != nil {
+			if _, err := registry.FilecoinDevSetup(context.Background(), info.Name, params); err != nil {
 				t.Fatal(err)
 			}
 			lines, err = runVPWith(t, []string{"--filecoin-params", params}, []string{good, bad[0].line, bad[1].line, bad[3].line, bad[7].line})

@@ -15,9 +15,9 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/fctest"
 	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/filecoin/paramfiles"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/registry"
 )
 
@@ -40,7 +40,7 @@ func tamperC1(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	a.C1.Seed[5] ^= 1
-	if err := snark.WriteC1File(path, a.C1); err != nil {
+	if err := c1.WriteFile(path, a.C1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -93,7 +93,7 @@ func TestProveFilecoinNoParams(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	const pre = snark.PairPrefix
+	const pre = paramfiles.PairPrefix
 	// 2KiB's circuit has 40 inputs (FILECOIN.md: the 2KiB .vk holds 40 IC
 	// points, as verifyseal_test.go's trapdoor keys); NewTrapdoorKey(n) has
 	// n IC points.
@@ -142,7 +142,7 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cached, err := snark.DevSetup(ctx, info.Name, fctest.DevParams(), fctest.Setups(), nil)
+	cached, err := registry.FilecoinDevSetup(ctx, info.Name, fctest.DevParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,13 +150,13 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 	// marker, beside a decoy of another shape (not written into the shared
 	// directory).
 	dir := t.TempDir()
-	for _, p := range []string{cached.Params, cached.VK, filepath.Join(fctest.DevParams(), snark.ParametersJSON),
-		filepath.Join(fctest.DevParams(), snark.DevMarker)} {
+	for _, p := range []string{cached.Params, cached.VK, filepath.Join(fctest.DevParams(), paramfiles.ParametersJSON),
+		filepath.Join(fctest.DevParams(), paramfiles.DevMarker)} {
 		if err := os.Symlink(p, filepath.Join(dir, filepath.Base(p))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	writeTestVK(t, filepath.Join(dir, snark.PairPrefix+"8-8-0-sha256_hasher-decoy.vk"), 40)
+	writeTestVK(t, filepath.Join(dir, paramfiles.PairPrefix+"8-8-0-sha256_hasher-decoy.vk"), 40)
 	shapes := t.TempDir()
 
 	in := sealFilecoin2KiB(t)
@@ -186,7 +186,7 @@ func TestProveFilecoinDevSetup2KiB(t *testing.T) {
 		CommR:  pub.CommR, CommD: pub.CommD, ProverID: pub.ProverID, SectorID: pub.SectorID,
 		Ticket: pub.Ticket, Seed: pub.Seed, Proof: b,
 	}
-	vks, _ := filepath.Glob(filepath.Join(dir, snark.PairPrefix+"8-0-0-*.vk"))
+	vks, _ := filepath.Glob(filepath.Join(dir, paramfiles.PairPrefix+"8-0-0-*.vk"))
 	if len(vks) != 1 {
 		t.Fatalf("vk files %v", vks)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/commcid"
 	"github.com/c2flow/c2flow/filecoin/hash"
-	"github.com/c2flow/c2flow/filecoin/snark"
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/scheme"
@@ -34,7 +33,7 @@ func TestUpdateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m snark.UpdateManifest
+	var m update.Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
