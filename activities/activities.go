@@ -218,7 +218,7 @@ func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.Validate
 }
 
 func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
-	op := "validate " + in.SectorRef.String()
+	op := "validate " + in.Ref.String()
 	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
 	if err != nil {
 		return job.ValidateOutput{}, err
@@ -237,7 +237,7 @@ func (h *Host) validate(ctx context.Context, in job.SectorInput) (job.ValidateOu
 		}
 		defer h.validateSlots.release()
 	}
-	out, err := h.Phases.Validate(ctx, in.SectorRef)
+	out, err := h.Phases.Validate(ctx, in.Ref)
 	if err != nil {
 		if isAppError(err, job.ErrBadC1) {
 			h.count(func(s *HostStats) { s.BadC1++ })
@@ -295,7 +295,7 @@ func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 // budget instead, as it would on the ordinary queue.
 func (h *Host) SynthesizeUrgent(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
 	b := h.urgentBudget()
-	if n, err := h.Phases.PartitionBytes(ctx, in.SectorRef); err == nil && !b.fits(n) {
+	if n, err := h.Phases.PartitionBytes(ctx, in.Ref); err == nil && !b.fits(n) {
 		b = h.Budget
 	}
 	out, err := h.synthesizeWithin(ctx, in, b)
@@ -316,7 +316,7 @@ func (h *Host) synthesizeWithin(ctx context.Context, in job.SynthInput, budget *
 		return fmt.Sprintf("synthesizing %d/%d for %v", in.SectorID, in.Partition, time.Since(t0).Round(time.Second))
 	})
 	defer stop()
-	op := fmt.Sprintf("synthesize %s partition %d", in.SectorRef, in.Partition)
+	op := fmt.Sprintf("synthesize %s partition %d", in.Ref, in.Partition)
 	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
 	if err != nil {
 		return job.SynthOutput{}, err
@@ -331,7 +331,7 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 		return job.SynthOutput{}, err
 	}
 	// The partition's own share of the budget, before its memory is used.
-	n, err := h.Phases.PartitionBytes(ctx, in.SectorRef)
+	n, err := h.Phases.PartitionBytes(ctx, in.Ref)
 	if err != nil {
 		return job.SynthOutput{}, err
 	}
@@ -344,7 +344,7 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 			budget.Giveback(n)
 		}
 	}()
-	s, err := async(ctx, func() (Solved, error) { return h.Phases.Synthesize(ctx, in.SectorRef, in.Partition) }, nil)
+	s, err := async(ctx, func() (Solved, error) { return h.Phases.Synthesize(ctx, in.Ref, in.Partition) }, nil)
 	if err != nil {
 		return job.SynthOutput{}, err
 	}
@@ -354,8 +354,8 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 	if !in.Deadline.IsZero() && !time.Now().Before(in.Deadline) {
 		// Finished too late to be of use: nobody may come for it, so it is
 		// never stored (its budget goes back on return).
-		h.lapsed(in.SectorRef, in.Partition, in.Deadline, "synthesized late")
-		return job.SynthOutput{}, deadlinePassed(fmt.Sprintf("synthesize %s partition %d", in.SectorRef, in.Partition), in.Deadline)
+		h.lapsed(in.Ref, in.Partition, in.Deadline, "synthesized late")
+		return job.SynthOutput{}, deadlinePassed(fmt.Sprintf("synthesize %s partition %d", in.Ref, in.Partition), in.Deadline)
 	}
 	if h.spillOut {
 		out, err := h.spillWitness(ctx, in, s, n, budget)
@@ -364,7 +364,7 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 	}
 	// The witness holds its packed bytes from now: the rest of what the
 	// synthesis reserved goes back to the budget.
-	w := &witness{ref: in.SectorRef, k: in.Partition, solved: s, bytes: s.Bytes(), budget: budget, deadline: in.Deadline}
+	w := &witness{ref: in.Ref, k: in.Partition, solved: s, bytes: s.Bytes(), budget: budget, deadline: in.Deadline}
 	if in.ClaimWithin > 0 {
 		w.dropAt = time.Now().Add(claimDeadline(in.ClaimWithin))
 	}
@@ -611,7 +611,7 @@ func (h *Host) StoreC2(ctx context.Context, in job.StoreInput) (job.StoreOutput,
 
 // DropInput is the DropInput activity: a lapsed job's stored input is
 // deleted (Phases.DropInput).
-func (h *Host) DropInput(ctx context.Context, ref job.SectorRef) error {
+func (h *Host) DropInput(ctx context.Context, ref job.Ref) error {
 	err := h.Phases.DropInput(ctx, ref)
 	if err == nil {
 		h.Log.Info("INPUT_DROPPED: the job's deadline passed unproved", "sector", ref.String())
@@ -621,7 +621,7 @@ func (h *Host) DropInput(ctx context.Context, ref job.SectorRef) error {
 
 // LookupC2 is the LookupC2 activity: whether a sector's C2 is stored and
 // can be trusted (Phases.Lookup).
-func (h *Host) LookupC2(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+func (h *Host) LookupC2(ctx context.Context, ref job.Ref) (job.LookupOutput, error) {
 	ctx, stop := h.heartbeat(ctx, nil)
 	defer stop()
 	out, err := h.Phases.Lookup(ctx, ref)

@@ -14,7 +14,7 @@ import (
 // lapsed counts and logs, once, a witness dropped because its job's
 // deadline passed: held (dropped at the deadline) or synthesized late
 // (never stored).
-func (h *Host) lapsed(ref job.SectorRef, k int, deadline time.Time, how string) {
+func (h *Host) lapsed(ref job.Ref, k int, deadline time.Time, how string) {
 	h.count(func(s *HostStats) { s.Lapsed++ })
 	h.Log.Warn("WITNESS_LAPSED: witness dropped, its job's deadline passed", "sector", ref.String(), "partition", k, "deadline", deadline.UTC(), "witness", how)
 }
@@ -51,7 +51,7 @@ func overDeadline(ctx context.Context, deadline time.Time, op string, err error)
 // withinDeadline runs a phase of a held witness (f) until its job's
 // deadline; past it, the phase is refused and the witness dropped at once.
 func withinDeadline[T any](ctx context.Context, h *Host, in job.HandleInput, phase string, f func(context.Context) (T, error)) (T, error) {
-	op := fmt.Sprintf("%s of %s partition %d", phase, in.SectorRef, in.Partition)
+	op := fmt.Sprintf("%s of %s partition %d", phase, in.Ref, in.Partition)
 	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
 	if err != nil {
 		if in.Witness.Spill == "" {

@@ -40,7 +40,7 @@ func TestKeysLoadOnFirstUse(t *testing.T) {
 	if st := deps.Budget.Stats(); st.KeyBytes != 0 || st.MaxBytes != 15<<30 || deps.Urgent == nil || deps.Urgent.Stats().MaxBytes != 1<<30 {
 		t.Fatalf("after start: %+v, want no proving key held in a 15 GiB byte budget beside a 1 GiB urgent reserve", st)
 	}
-	ref := job.SectorRef{ProverID: "aa", SectorID: 1, Profile: proof}
+	ref := job.Ref{ProverID: "aa", SectorID: 1, Proof: proof}
 	n, err := deps.Phases.PartitionBytes(ctx, ref)
 	if err != nil || n <= 0 {
 		t.Fatalf("PartitionBytes: %d, %v", n, err)

@@ -18,12 +18,12 @@ import (
 type Phases interface {
 	// Validate reads a sector's C1 and verifies it natively; a bad C1 is a
 	// non-retryable job.ErrBadC1.
-	Validate(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error)
+	Validate(ctx context.Context, ref job.Ref) (job.ValidateOutput, error)
 	// PartitionBytes is what a synthesized partition of the sector holds
 	// (the budget's share, asked before synthesis).
-	PartitionBytes(ctx context.Context, ref job.SectorRef) (int64, error)
+	PartitionBytes(ctx context.Context, ref job.Ref) (int64, error)
 	// Synthesize solves partition k of the sector into its witness.
-	Synthesize(ctx context.Context, ref job.SectorRef, k int) (Solved, error)
+	Synthesize(ctx context.Context, ref job.Ref, k int) (Solved, error)
 	// Quotient is the device phase's first step (H by NTTs) of s on dev, a
 	// device slot the host holds (it acquires slots in one place,
 	// gpu.Slots.Run). s is consumed; its big vectors are freed when
@@ -40,18 +40,18 @@ type Phases interface {
 	// Store verifies a sector's partition proofs as one C2 and stores it
 	// conditionally; Lookup says whether a stored C2 can be trusted.
 	Store(ctx context.Context, in job.StoreInput) (job.StoreOutput, error)
-	Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error)
+	Lookup(ctx context.Context, ref job.Ref) (job.LookupOutput, error)
 	// DropInput deletes the stored input of a job whose deadline passed
 	// unproved: no one can use its proof (a PoSt's epoch is over), and a
 	// retry brings its input again.
-	DropInput(ctx context.Context, ref job.SectorRef) error
+	DropInput(ctx context.Context, ref job.Ref) error
 	// SpillBytes is the size of s's spill; Spill streams it to w for a
 	// device host. Unspill reads it back there from r, checking it is
 	// partition k of the sector's job; a damaged, truncated or foreign
 	// spill wraps prover.ErrBadSpill.
 	SpillBytes(s Solved) int64
 	Spill(s Solved, w io.Writer) error
-	Unspill(ctx context.Context, ref job.SectorRef, k int, r io.Reader) (Solved, error)
+	Unspill(ctx context.Context, ref job.Ref, k int, r io.Reader) (Solved, error)
 }
 
 // Solved is a synthesized partition in a host's memory.

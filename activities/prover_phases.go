@@ -69,7 +69,7 @@ func (p *ProverPhases) countKeys(proof string, c scheme.Circuit) error {
 
 var _ Phases = (*ProverPhases)(nil)
 
-func badC1(ref job.SectorRef, err error) error {
+func badC1(ref job.Ref, err error) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: bad C1: %v", ref, err), job.ErrBadC1, err)
 }
 
@@ -83,7 +83,7 @@ func isAppError(err error, typ string) bool {
 // a BadC1, never proved) and name the sector's prover and number. A
 // missing object or an unreachable store is a retryable storage error
 // naming the key: a wrong configuration is not bad input.
-func (p *ProverPhases) sector(ctx context.Context, ref job.SectorRef) (scheme.Sector, error) {
+func (p *ProverPhases) sector(ctx context.Context, ref job.Ref) (scheme.Sector, error) {
 	if p.Sectors == nil {
 		s, _, err := p.decode(ctx, ref)
 		return s, err
@@ -93,7 +93,7 @@ func (p *ProverPhases) sector(ctx context.Context, ref job.SectorRef) (scheme.Se
 
 // decode is sector without the cache (scheme.Set.LoadSector, the
 // gateway's load path too); it returns the input's size too.
-func (p *ProverPhases) decode(ctx context.Context, ref job.SectorRef) (scheme.Sector, int64, error) {
+func (p *ProverPhases) decode(ctx context.Context, ref job.Ref) (scheme.Sector, int64, error) {
 	s, n, err := p.Schemes.LoadSector(ctx, p.Artifacts, ref)
 	if errors.Is(err, scheme.ErrBadInput) {
 		return nil, 0, badC1(ref, err)
@@ -135,7 +135,7 @@ func noKeys(err error) error {
 	return err
 }
 
-func (p *ProverPhases) sectorCircuit(ctx context.Context, ref job.SectorRef) (scheme.Sector, scheme.Circuit, error) {
+func (p *ProverPhases) sectorCircuit(ctx context.Context, ref job.Ref) (scheme.Sector, scheme.Circuit, error) {
 	s, err := p.sector(ctx, ref)
 	if err != nil {
 		return nil, nil, err
@@ -150,7 +150,7 @@ func (p *ProverPhases) sectorCircuit(ctx context.Context, ref job.SectorRef) (sc
 // sectorVerifier reads and decodes ref's C1 and returns what verifies its
 // C2s: the circuit where this host has loaded it, else the verifying key
 // alone (a workflow-role host loads no proving key to store a C2).
-func (p *ProverPhases) sectorVerifier(ctx context.Context, ref job.SectorRef) (scheme.Sector, scheme.Verifier, error) {
+func (p *ProverPhases) sectorVerifier(ctx context.Context, ref job.Ref) (scheme.Sector, scheme.Verifier, error) {
 	s, err := p.sector(ctx, ref)
 	if err != nil {
 		return nil, nil, err
@@ -163,7 +163,7 @@ func (p *ProverPhases) sectorVerifier(ctx context.Context, ref job.SectorRef) (s
 }
 
 // Validate implements Phases: strict decoding, then every vanilla proof.
-func (p *ProverPhases) Validate(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error) {
+func (p *ProverPhases) Validate(ctx context.Context, ref job.Ref) (job.ValidateOutput, error) {
 	s, err := p.sector(ctx, ref)
 	if err != nil {
 		return job.ValidateOutput{}, err
@@ -174,7 +174,7 @@ func (p *ProverPhases) Validate(ctx context.Context, ref job.SectorRef) (job.Val
 		}
 		return job.ValidateOutput{}, badC1(ref, err)
 	}
-	return job.ValidateOutput{Profile: s.Proof(), Partitions: s.Partitions()}, nil
+	return job.ValidateOutput{Proof: s.Proof(), Partitions: s.Partitions()}, nil
 }
 
 // solved is a real synthesized partition.
@@ -231,8 +231,8 @@ func (p *ProverPhases) synthesis(ctx context.Context, proof string) (scheme.Synt
 // PartitionBytes implements Phases: from the circuit of the proof the
 // sector's identity names (its C1 is decoded only when the identity names
 // none).
-func (p *ProverPhases) PartitionBytes(ctx context.Context, ref job.SectorRef) (int64, error) {
-	proof := ref.Profile
+func (p *ProverPhases) PartitionBytes(ctx context.Context, ref job.Ref) (int64, error) {
+	proof := ref.Proof
 	if _, err := p.Schemes.For(proof); err != nil {
 		s, err := p.sector(ctx, ref)
 		if err != nil {
@@ -248,7 +248,7 @@ func (p *ProverPhases) PartitionBytes(ctx context.Context, ref job.SectorRef) (i
 }
 
 // Synthesize implements Phases.
-func (p *ProverPhases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (Solved, error) {
+func (p *ProverPhases) Synthesize(ctx context.Context, ref job.Ref, k int) (Solved, error) {
 	s, err := p.sector(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -328,12 +328,12 @@ func (p *ProverPhases) Finalize(ctx context.Context, pr Proving) ([]byte, time.D
 // a run whose C2 was found bad), the stored one is checked and kept, or
 // replaced when it is corrupt or does not verify.
 func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreOutput, error) {
-	s, c, err := p.sectorVerifier(ctx, in.SectorRef)
+	s, c, err := p.sectorVerifier(ctx, in.Ref)
 	if err != nil {
 		return job.StoreOutput{}, err
 	}
 	notStored := func(err error) error {
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v: not stored", in.SectorRef, err), job.ErrInvalidProof, err)
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v: not stored", in.Ref, err), job.ErrInvalidProof, err)
 	}
 	data, err := c.Assemble(s, in.Proofs)
 	if err != nil {
@@ -343,7 +343,7 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 		return job.StoreOutput{}, notStored(err)
 	}
 	d := c.Digests()
-	m := storage.Manifest{SectorRef: job.SectorRef{ProverID: in.ProverID, SectorID: in.SectorID, C1Digest: in.C1Digest, Profile: s.Proof()},
+	m := storage.Manifest{Ref: job.Ref{ProverID: in.ProverID, SectorID: in.SectorID, InputDigest: in.InputDigest, Proof: s.Proof()},
 		Partitions: s.Partitions(), VKDigest: d.VK, PKDigest: d.PK, CircuitDigest: d.Circuit}
 	for _, pt := range in.Partitions {
 		m.PartitionMS = append(m.PartitionMS, storage.PartitionTime{Partition: pt.Partition, SynthMS: pt.SynthMS, QueueMS: pt.QueueMS, DeviceMS: pt.DeviceMS, FinalizeMS: pt.FinalizeMS})
@@ -352,16 +352,16 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 	// place, conditional on its ETag; a good one is kept.
 	_, created, replaced, err := p.Artifacts.PutC2(ctx, m, data, func(stored []byte) error { return c.VerifyC2(s, stored) })
 	if replaced != nil {
-		p.Log.Warn("replacing a stored C2 that is corrupt or does not verify", "sector", in.SectorRef.String(), "key", storage.C2Key(in.SectorRef), "reason", replaced)
+		p.Log.Warn("replacing a stored C2 that is corrupt or does not verify", "sector", in.Ref.String(), "key", storage.C2Key(in.Ref), "reason", replaced)
 	}
 	if err != nil {
-		return job.StoreOutput{}, fmt.Errorf("%s: store C2: %w", in.SectorRef, err)
+		return job.StoreOutput{}, fmt.Errorf("%s: store C2: %w", in.Ref, err)
 	}
-	return job.StoreOutput{C2Key: storage.C2Key(in.SectorRef), Created: created}, nil
+	return job.StoreOutput{C2Key: storage.C2Key(in.Ref), Created: created}, nil
 }
 
 // DropInput implements Phases.
-func (p *ProverPhases) DropInput(ctx context.Context, ref job.SectorRef) error {
+func (p *ProverPhases) DropInput(ctx context.Context, ref job.Ref) error {
 	if err := p.Artifacts.Delete(ctx, storage.C1Key(ref)); err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return fmt.Errorf("drop the input of lapsed job %s: %w", ref, err)
 	}
@@ -372,7 +372,7 @@ func (p *ProverPhases) DropInput(ctx context.Context, ref job.SectorRef) error {
 // this identity and the proof's digest, and the proof verifies against the
 // sector's C1 under the current keys. Anything else is reported with the
 // reason, and the sector is proved again.
-func (p *ProverPhases) Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+func (p *ProverPhases) Lookup(ctx context.Context, ref job.Ref) (job.LookupOutput, error) {
 	out := job.LookupOutput{C2Key: storage.C2Key(ref)}
 	if _, err := p.Artifacts.Head(ctx, storage.C2Key(ref)); errors.Is(err, storage.ErrNotFound) {
 		return out, nil
@@ -423,7 +423,7 @@ func (p *ProverPhases) Spill(s Solved, w io.Writer) error {
 // Unspill implements Phases: the spill is read against the circuit's
 // size (a longer one is refused before its memory is taken) and must name
 // this job's partition k.
-func (p *ProverPhases) Unspill(ctx context.Context, ref job.SectorRef, k int, r io.Reader) (Solved, error) {
+func (p *ProverPhases) Unspill(ctx context.Context, ref job.Ref, k int, r io.Reader) (Solved, error) {
 	s, c, err := p.sectorCircuit(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -441,6 +441,6 @@ func (p *ProverPhases) Unspill(ctx context.Context, ref job.SectorRef, k int, r 
 // jobOf names partition k of ref's job in a spill: its input's identity,
 // so that the partition of another job of the same sector (another C1, a
 // PoSt of other randomness) is refused.
-func jobOf(ref job.SectorRef, k int) string {
+func jobOf(ref job.Ref, k int) string {
 	return ref.Identity() + "/" + strconv.Itoa(k)
 }

@@ -36,8 +36,8 @@ func TestSectorCacheDecodesOnce(t *testing.T) {
 	if err := store.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ref := job.NewSectorRef(prover, 42, raw)
-	ref.Profile = "StackedDrg32GiBV1_1"
+	ref := job.NewRef(prover, 42, raw)
+	ref.Proof = "StackedDrg32GiBV1_1"
 	if err := store.PutC1(ctx, ref, raw); err != nil {
 		t.Fatal(err)
 	}

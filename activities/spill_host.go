@@ -29,7 +29,7 @@ func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n 
 	// The spilled witness's packed bytes stay in this host's budget until
 	// the workflow releases them: a synthesis host does not outrun the
 	// device hosts.
-	w := &witness{ref: in.SectorRef, k: in.Partition, bytes: s.Bytes(), spill: key, budget: budget, deadline: in.Deadline}
+	w := &witness{ref: in.Ref, k: in.Partition, bytes: s.Bytes(), spill: key, budget: budget, deadline: in.Deadline}
 	budget.Hold(n, w.bytes)
 	handle := h.ws.put(w)
 	h.count(func(st *HostStats) { st.Syntheses++; st.Spilled++; st.Retried += retried(ctx) })
@@ -57,7 +57,7 @@ func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, err
 		return "", fmt.Errorf("load spilled witness %s: %w", in.Witness.Spill, err)
 	}
 	cr := &iocount.Reader{R: r}
-	s, err := h.Phases.Unspill(ctx, in.SectorRef, in.Partition, cr)
+	s, err := h.Phases.Unspill(ctx, in.Ref, in.Partition, cr)
 	r.Close()
 	var ae *temporal.ApplicationError
 	switch {
@@ -75,5 +75,5 @@ func (h *Host) loadSpilled(ctx context.Context, in job.HandleInput) (string, err
 	// Not in this host's budget: the synthesis host counts it until the
 	// workflow releases it there; here the device queue's concurrency
 	// bounds what is loaded.
-	return h.ws.put(&witness{ref: in.SectorRef, k: in.Partition, solved: s, loaded: true, deadline: in.Deadline}), nil
+	return h.ws.put(&witness{ref: in.Ref, k: in.Partition, solved: s, loaded: true, deadline: in.Deadline}), nil
 }

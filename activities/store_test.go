@@ -67,13 +67,13 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	}
 	bad := append([][]byte(nil), proofs...)
 	bad[1] = two
-	_, err = h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: bad})
+	_, err = h.StoreC2(ctx, job.StoreInput{Ref: ref, Proofs: bad})
 	assertNamed(t, err, "partition 1: 2 proofs")
 
 	// Partition 2's proof swapped with partition 3's: verification names it.
 	sw := append([][]byte(nil), proofs...)
 	sw[2], sw[3] = sw[3], sw[2]
-	_, err = h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: sw})
+	_, err = h.StoreC2(ctx, job.StoreInput{Ref: ref, Proofs: sw})
 	assertNamed(t, err, "partition 2")
 
 	// A stored C2 that does not verify is not trusted: the lookup says
@@ -89,14 +89,14 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err != nil || !lo.Found || lo.Valid || !strings.Contains(lo.Reason, "manifest") {
 		t.Fatalf("lookup of a C2 without manifest: %+v %v", lo, err)
 	}
-	if err := store.PutManifest(ctx, storage.Manifest{SectorRef: job.SectorRef{ProverID: ref.ProverID, SectorID: ref.SectorID, C1Digest: ref.C1Digest}}, junk); err != nil {
+	if err := store.PutManifest(ctx, storage.Manifest{Ref: job.Ref{ProverID: ref.ProverID, SectorID: ref.SectorID, InputDigest: ref.InputDigest}}, junk); err != nil {
 		t.Fatal(err)
 	}
 	lo, err = h.LookupC2(ctx, ref)
 	if err != nil || !lo.Found || lo.Valid || !strings.Contains(lo.Reason, "partition 0") {
 		t.Fatalf("lookup of a C2 that does not verify: %+v %v", lo, err)
 	}
-	if _, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: proofs}); err != nil {
+	if _, err := h.StoreC2(ctx, job.StoreInput{Ref: ref, Proofs: proofs}); err != nil {
 		t.Fatalf("replacing a bad stored C2: %v", err)
 	}
 	lo, err = h.LookupC2(ctx, ref)
@@ -104,7 +104,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 		t.Fatalf("lookup after the replacement: %+v %v", lo, err)
 	}
 	m, _, err := store.GetC2(ctx, ref)
-	if err != nil || m.C1Digest != ref.C1Digest || m.VKDigest == "" || m.VKDigest == m.CircuitDigest || m.PKDigest == "" || m.PKDigest == m.VKDigest {
+	if err != nil || m.InputDigest != ref.InputDigest || m.VKDigest == "" || m.VKDigest == m.CircuitDigest || m.PKDigest == "" || m.PKDigest == m.VKDigest {
 		t.Fatalf("manifest %+v %v: want the C1 digest and the vk file's digest", m, err)
 	}
 
@@ -117,7 +117,7 @@ func TestStoreC2ErrorsNameThePartition(t *testing.T) {
 	if err := store.Put(ctx, storage.C1Key(ref), other.Bytes()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.ValidateC1(ctx, job.SectorInput{SectorRef: ref})
+	_, err = h.ValidateC1(ctx, job.SectorInput{Ref: ref})
 	if err == nil || !strings.Contains(err.Error(), "bad C1") || !strings.Contains(err.Error(), "pinned") {
 		t.Fatalf("a C1 object whose bytes are not the pinned ones: %v", err)
 	}
@@ -187,7 +187,7 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 	phases := &ProverPhases{Artifacts: store, Schemes: scheme.Set{testscheme.New(params.DirStore{Root: paramstest.Dir()})}, Log: slog.New(slog.DiscardHandler)}
 	h := NewHost("store-test", phases, slots, budget, slog.New(slog.DiscardHandler))
 	prove := func() [][]byte { _, proofs := partitionProofs(t, pr, slots, c1, profile); return proofs }
-	if _, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: prove()}); err != nil {
+	if _, err := h.StoreC2(ctx, job.StoreInput{Ref: ref, Proofs: prove()}); err != nil {
 		t.Fatal(err)
 	}
 	key := storage.C2Key(ref)
@@ -204,7 +204,7 @@ func TestStoreC2ReplacesACorruptStoredC2(t *testing.T) {
 	if err != nil || !lo.Found || lo.Valid {
 		t.Fatalf("lookup of a rotten C2: %+v %v", lo, err)
 	}
-	out, err := h.StoreC2(ctx, job.StoreInput{SectorRef: ref, Proofs: prove()})
+	out, err := h.StoreC2(ctx, job.StoreInput{Ref: ref, Proofs: prove()})
 	if err != nil {
 		t.Fatalf("storing over a rotten C2: %v", err)
 	}

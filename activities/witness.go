@@ -13,7 +13,7 @@ import (
 
 // witness is a partition's in-memory state between activities on one host.
 type witness struct {
-	ref     job.SectorRef
+	ref     job.Ref
 	k       int
 	solved  Solved  // until the device phase
 	proving Proving // after the device phase, until finalize

@@ -32,15 +32,15 @@ func (s fakeSolved) SynthTime() time.Duration { return time.Millisecond }
 
 type fakeProving struct{ fakeSolved }
 
-func (fakePhases) Synthesize(_ context.Context, _ job.SectorRef, k int) (Solved, error) {
+func (fakePhases) Synthesize(_ context.Context, _ job.Ref, k int) (Solved, error) {
 	return fakeSolved{k}, nil
 }
 
-func (fakePhases) Validate(context.Context, job.SectorRef) (job.ValidateOutput, error) {
+func (fakePhases) Validate(context.Context, job.Ref) (job.ValidateOutput, error) {
 	return job.ValidateOutput{Partitions: 1}, nil
 }
 
-func (fakePhases) PartitionBytes(context.Context, job.SectorRef) (int64, error) { return 1 << 20, nil }
+func (fakePhases) PartitionBytes(context.Context, job.Ref) (int64, error) { return 1 << 20, nil }
 
 func (fakePhases) Quotient(_ context.Context, s Solved, _ gpu.Held) (Reduced, error) {
 	return s.(fakeSolved), nil
@@ -385,7 +385,7 @@ type slowPhases struct {
 	d time.Duration
 }
 
-func (p slowPhases) Synthesize(_ context.Context, _ job.SectorRef, k int) (Solved, error) {
+func (p slowPhases) Synthesize(_ context.Context, _ job.Ref, k int) (Solved, error) {
 	time.Sleep(p.d)
 	return fakeSolved{k}, nil
 }

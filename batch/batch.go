@@ -49,12 +49,12 @@ var ErrDeadlinePassed = errors.New("deadline passed")
 // the sector's identity with its declared proof, and the input's canonical
 // bytes, whose digest the identity holds and which are stored. An error
 // names what is wrong with the file.
-type Identify func(ctx context.Context, path string, raw []byte) (job.SectorRef, []byte, error)
+type Identify func(ctx context.Context, path string, raw []byte) (job.Ref, []byte, error)
 
 // UploadC1 identifies C1 files locally (identify) and stores them under
 // their content-addressed keys, returning the batch's sector identities
 // (UploadInputs of the files' bytes).
-func UploadC1(ctx context.Context, store *storage.Store, files []string, identify Identify) ([]job.SectorRef, error) {
+func UploadC1(ctx context.Context, store *storage.Store, files []string, identify Identify) ([]job.Ref, error) {
 	ins := make([]Input, len(files))
 	for i, f := range files {
 		raw, err := os.ReadFile(f)
@@ -74,7 +74,7 @@ type Input struct {
 	// Ref, where set, is the input's identity from its scheme already
 	// (admitted from a request: Raw is its canonical bytes), so it is not
 	// identified, and its vanilla proofs not verified, a second time.
-	Ref *job.SectorRef
+	Ref *job.Ref
 }
 
 // UploadInputs identifies inputs locally (identify) and stores their
@@ -82,11 +82,11 @@ type Input struct {
 // input that does not pass is an error here: nothing is submitted. The
 // same sector (prover, number) twice with different inputs is refused: one
 // submission proves one input per sector.
-func UploadInputs(ctx context.Context, store *storage.Store, ins []Input, identify Identify) ([]job.SectorRef, error) {
-	var refs []job.SectorRef
+func UploadInputs(ctx context.Context, store *storage.Store, ins []Input, identify Identify) ([]job.Ref, error) {
+	var refs []job.Ref
 	seen := map[string]string{}
 	for _, in := range ins {
-		ref, canon := job.SectorRef{}, in.Raw
+		ref, canon := job.Ref{}, in.Raw
 		if in.Ref != nil {
 			ref = *in.Ref
 		} else {
@@ -111,7 +111,7 @@ func UploadInputs(ctx context.Context, store *storage.Store, ins []Input, identi
 // ID derives a batch id from its sectors' identities: the same sectors
 // with the same C1s submitted twice are the same batch; a C1 fixed and
 // resubmitted is a new one.
-func ID(refs []job.SectorRef) string {
+func ID(refs []job.Ref) string {
 	ids := make([]string, len(refs))
 	for i, r := range refs {
 		ids[i] = r.Identity()
@@ -125,7 +125,7 @@ func ID(refs []job.SectorRef) string {
 // runs follows the running batch; after it completed, it runs again: each
 // sector's stored C2 is checked, and only what is missing or bad is
 // proved.
-func Submit(ctx context.Context, c client.Client, refs []job.SectorRef, o Options) (client.WorkflowRun, error) {
+func Submit(ctx context.Context, c client.Client, refs []job.Ref, o Options) (client.WorkflowRun, error) {
 	if o.BatchID == "" {
 		return nil, errors.New("batch id is required")
 	}
@@ -278,8 +278,8 @@ func FillPartitions(ctx context.Context, c client.Client, res *job.BatchResult) 
 			continue
 		}
 		var r job.SectorResult
-		if err := c.GetWorkflow(ctx, job.SectorWorkflowID(s.SectorRef), "").Get(ctx, &r); err != nil {
-			return fmt.Errorf("%s: partition results: %w", s.SectorRef, err)
+		if err := c.GetWorkflow(ctx, job.SectorWorkflowID(s.Ref), "").Get(ctx, &r); err != nil {
+			return fmt.Errorf("%s: partition results: %w", s.Ref, err)
 		}
 		s.Partitions = r.Partitions
 	}

@@ -29,7 +29,7 @@ type BatchOptions struct {
 
 // BatchBench submits the sectors through the real pipeline, follows them
 // and returns the run with every raw sample.
-func BatchBench(ctx context.Context, c client.Client, refs []job.SectorRef, o BatchOptions) (*Run, error) {
+func BatchBench(ctx context.Context, c client.Client, refs []job.Ref, o BatchOptions) (*Run, error) {
 	run := &Run{Version: RunVersion, Config: o.Config}
 	run.Config.Count, run.Config.Concurrency = len(refs), o.Concurrency
 	run.Config.Started = time.Now()

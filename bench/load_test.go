@@ -27,7 +27,7 @@ func writeJSON(t *testing.T, path string, v any) {
 }
 
 func manifest(sector uint64, device ...int64) storage.Manifest {
-	m := storage.Manifest{SectorRef: job.SectorRef{ProverID: "f01000", SectorID: sector, C1Digest: "ab", Profile: "32KiB"}, Partitions: len(device), ProofBytes: 192 * len(device)}
+	m := storage.Manifest{Ref: job.Ref{ProverID: "f01000", SectorID: sector, InputDigest: "ab", Proof: "32KiB"}, Partitions: len(device), ProofBytes: 192 * len(device)}
 	for i, d := range device {
 		m.PartitionMS = append(m.PartitionMS, storage.PartitionTime{Partition: i, SynthMS: 100 + int64(i), QueueMS: 5, DeviceMS: d, FinalizeMS: 700})
 	}

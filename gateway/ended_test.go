@@ -69,7 +69,7 @@ type endingAdmitter struct {
 	end context.CancelFunc
 }
 
-func (a endingAdmitter) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, []byte, error) {
+func (a endingAdmitter) Admit(ctx context.Context, r scheme.Request) (job.Ref, []byte, error) {
 	ref, raw, err := a.Admitter.Admit(ctx, r)
 	a.end()
 	return ref, raw, err

@@ -75,9 +75,9 @@ func TestPriority(t *testing.T) {
 
 // A job id names the proof and the sector's identity, and reads back.
 func TestJobID(t *testing.T) {
-	ref := job.SectorRef{ProverID: strings.Repeat("e8", 32), SectorID: 7, C1Digest: strings.Repeat("ab", 32), Profile: "StackedDrg2KiBV1_1"}
+	ref := job.Ref{ProverID: strings.Repeat("e8", 32), SectorID: 7, InputDigest: strings.Repeat("ab", 32), Proof: "StackedDrg2KiBV1_1"}
 	snap := ref
-	snap.Profile = "UpdateStackedDrg2KiBV1"
+	snap.Proof = "UpdateStackedDrg2KiBV1"
 	set := registry.Schemes(registry.Options{})
 	for _, j := range []proofJob{{kind: scheme.KindPoRep, ref: ref}, {kind: scheme.KindSnap, ref: snap}} {
 		got, err := parseJobID(j.id(), set)
@@ -85,12 +85,12 @@ func TestJobID(t *testing.T) {
 			t.Fatalf("parseJobID(%q) = %+v, %v", j.id(), got, err)
 		}
 	}
-	for _, bad := range []string{"", "porep-1000-7", "porep/StackedDrg2KiBV1_1/" + ref.ProverID + "/x/" + ref.C1Digest,
+	for _, bad := range []string{"", "porep-1000-7", "porep/StackedDrg2KiBV1_1/" + ref.ProverID + "/x/" + ref.InputDigest,
 		"wpost/StackedDrg2KiBV1_1/" + ref.Identity(),
-		"porep/StackedDrg2KiBV1_1/abcd/7/" + ref.C1Digest, "fwd/a/b/c/d",
+		"porep/StackedDrg2KiBV1_1/abcd/7/" + ref.InputDigest, "fwd/a/b/c/d",
 		// a proof of another kind, of no scheme, or in another case
 		"porep/UpdateStackedDrg2KiBV1/" + ref.Identity(), "snap/StackedDrg2KiBV1_1/" + ref.Identity(), "porep/2KiB/" + ref.Identity(),
-		"porep/StackedDrg2KiBV1_1/" + strings.ToUpper(ref.ProverID) + "/7/" + ref.C1Digest,
+		"porep/StackedDrg2KiBV1_1/" + strings.ToUpper(ref.ProverID) + "/7/" + ref.InputDigest,
 		// over the bound
 		"porep/StackedDrg2KiBV1_1/" + ref.Identity() + strings.Repeat("/", 300)} {
 		if _, err := parseJobID(bad, set); err == nil {

@@ -20,8 +20,8 @@ import (
 // scheme's request kind ("porep", "snap").
 type proofJob struct {
 	kind     string
-	ref      job.SectorRef // Profile is the proof
-	priority int           // c2flow's 1 (most urgent) to 5; 0: 3
+	ref      job.Ref // Profile is the proof
+	priority int     // c2flow's 1 (most urgent) to 5; 0: 3
 	// deadline, for a PoSt, is when its proof is no longer of use: past it
 	// the job fails, named, instead of being proved late.
 	deadline time.Time
@@ -31,12 +31,12 @@ type proofJob struct {
 }
 
 // id encodes the job's id; parseJobID reads it back.
-func (j proofJob) id() string { return j.kind + "/" + j.ref.Profile + "/" + j.ref.Identity() }
+func (j proofJob) id() string { return j.kind + "/" + j.ref.Proof + "/" + j.ref.Identity() }
 
 // batchID is the job's batch: derived from the sector's identity, so every
 // request for it, from any gateway (or `c2flow submit` of the same input),
 // names the same batch workflow.
-func (j proofJob) batchID() string { return batch.ID([]job.SectorRef{j.ref}) }
+func (j proofJob) batchID() string { return batch.ID([]job.Ref{j.ref}) }
 
 // parseJobID reads a job id (proofJob.id), strictly: a kind some scheme
 // of set admits, a proof that scheme owns, a 32-byte prover id and
@@ -66,7 +66,7 @@ func parseJobID(id string, set scheme.Set) (proofJob, error) {
 			return proofJob{}, fmt.Errorf("job id %s: %s is not 32 bytes of lower-case hex", quoteHead(id), h.what)
 		}
 	}
-	return proofJob{kind: parts[0], ref: job.SectorRef{ProverID: parts[2], SectorID: sector, C1Digest: parts[4], Profile: parts[1]}}, nil
+	return proofJob{kind: parts[0], ref: job.Ref{ProverID: parts[2], SectorID: sector, InputDigest: parts[4], Proof: parts[1]}}, nil
 }
 
 // quoteHead quotes s, or its first 64 bytes when longer: a client's

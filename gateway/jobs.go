@@ -75,7 +75,7 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 // is missing or bad.
 func (s *Server) submit(ctx context.Context, j proofJob) error {
 	o := batch.Options{BatchID: j.batchID(), MaxInFlight: 1, Priority: j.priority, Deadline: j.deadline, Timeouts: j.timeouts}
-	_, err := batch.Submit(ctx, s.cfg.Temporal, []job.SectorRef{j.ref}, o)
+	_, err := batch.Submit(ctx, s.cfg.Temporal, []job.Ref{j.ref}, o)
 	if errors.Is(err, batch.ErrDeadlinePassed) {
 		return &badRequest{fmt.Errorf("c2flow: job %s: %w", j.id(), err)}
 	}
@@ -193,7 +193,7 @@ func (s *Server) await(ctx context.Context, j proofJob, timeout time.Duration, r
 				return timedOut(wctx.Err())
 			}
 			if errors.Is(err, scheme.ErrBadInput) && !restart {
-				return nil, status.Errorf(codes.InvalidArgument, "job %s: its stored input is not a %s input of this sector (%v): a job id names the proof its request declared", id, j.ref.Profile, err)
+				return nil, status.Errorf(codes.InvalidArgument, "job %s: its stored input is not a %s input of this sector (%v): a job id names the proof its request declared", id, j.ref.Proof, err)
 			}
 			if restarts >= maxRestarts {
 				return failed(id, fmt.Errorf("c2flow: the stored C2 of %s: %w", j.ref, err)), nil
@@ -217,9 +217,9 @@ func (s *Server) await(ctx context.Context, j proofJob, timeout time.Duration, r
 }
 
 // sectorOf finds ref's result in a batch result.
-func sectorOf(res job.BatchResult, ref job.SectorRef) (job.SectorResult, bool) {
+func sectorOf(res job.BatchResult, ref job.Ref) (job.SectorResult, bool) {
 	for _, r := range res.Sectors {
-		if r.SectorRef.Identity() == ref.Identity() {
+		if r.Ref.Identity() == ref.Identity() {
 			return r, true
 		}
 	}

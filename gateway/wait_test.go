@@ -43,7 +43,7 @@ func TestAwaitShortTimeoutIsTimeout(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	j := proofJob{kind: scheme.KindPoRep, ref: job.SectorRef{ProverID: strings.Repeat("e8", 32), SectorID: 7, C1Digest: strings.Repeat("ab", 32), Profile: "StackedDrg2KiBV1_1"}}
+	j := proofJob{kind: scheme.KindPoRep, ref: job.Ref{ProverID: strings.Repeat("e8", 32), SectorID: 7, InputDigest: strings.Repeat("ab", 32), Proof: "StackedDrg2KiBV1_1"}}
 	// The job's batch, running: no worker polls its queue.
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: job.BatchWorkflowID(j.batchID()), TaskQueue: "no-worker"}, "Batch"); err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func TestKillWorkerMidPhase(t *testing.T) {
 			c1 := poreptest.Sector(t, "32KiB", uint64(300+i)).C1()
 			ref := s.putC1(c1)
 			id := "kill-" + phase
-			if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: id, Timeouts: faultTimeouts}); err != nil {
+			if _, err := batch.Submit(ctx, s.client, []job.Ref{ref}, batch.Options{BatchID: id, Timeouts: faultTimeouts}); err != nil {
 				t.Fatal(err)
 			}
 			waitFile(t, pauseFile, 2*time.Minute)
@@ -141,7 +141,7 @@ func (s *stack) submitUrgent(ctx context.Context, id string, sector uint64, dead
 	t := s.t
 	t.Helper()
 	ref := s.putC1(poreptest.Sector(t, "2KiB", sector).C1())
-	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: id, Priority: 1, Timeouts: job.UrgentTimeouts(), Deadline: deadline}); err != nil {
+	if _, err := batch.Submit(ctx, s.client, []job.Ref{ref}, batch.Options{BatchID: id, Priority: 1, Timeouts: job.UrgentTimeouts(), Deadline: deadline}); err != nil {
 		t.Fatal(err)
 	}
 	return func() job.SectorResult {
@@ -231,7 +231,7 @@ func TestS3OutageMidBatch(t *testing.T) {
 	defer cancel()
 	w := s.startWorker("w", activities.Config{PartitionWorkers: 2})
 	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 401).C1(), poreptest.Sector(t, "32KiB", 402).C1()}
-	refs := []job.SectorRef{s.putC1(c1s[0]), s.putC1(c1s[1])}
+	refs := []job.Ref{s.putC1(c1s[0]), s.putC1(c1s[1])}
 	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "s3-outage"}); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestCancelBatch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	w := s.startWorker("w", activities.Config{PartitionWorkers: 2})
-	refs := []job.SectorRef{s.putC1(poreptest.Sector(t, "32KiB", 501).C1()), s.putC1(poreptest.Sector(t, "32KiB", 502).C1())}
+	refs := []job.Ref{s.putC1(poreptest.Sector(t, "32KiB", 501).C1()), s.putC1(poreptest.Sector(t, "32KiB", 502).C1())}
 	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "cancel"}); err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestCancelBatch(t *testing.T) {
 		if r.Status != job.StatusCanceled {
 			t.Fatalf("sector %d: %s", r.SectorID, r.Status)
 		}
-		if _, err := s.store.Head(ctx, storage.C2Key(r.SectorRef)); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.store.Head(ctx, storage.C2Key(r.Ref)); !errors.Is(err, storage.ErrNotFound) {
 			t.Fatalf("sector %d: something stored under its C2 key: %v", r.SectorID, err)
 		}
 	}
@@ -376,14 +376,14 @@ func TestBadInputsAreRejected(t *testing.T) {
 		{"missing C1 object", "not found", nil},
 	}
 	good := sector(600)
-	refs := []job.SectorRef{s.putC1(good)}
+	refs := []job.Ref{s.putC1(good)}
 	for i, tc := range cases {
 		id := uint64(601 + i)
 		raw := []byte("never stored")
 		if tc.raw != nil {
 			raw = tc.raw(id)
 		}
-		ref := job.NewSectorRef(good.ProverID, id, raw)
+		ref := job.NewRef(good.ProverID, id, raw)
 		if tc.raw != nil {
 			if err := s.store.PutC1(ctx, ref, raw); err != nil {
 				t.Fatal(err)
@@ -413,7 +413,7 @@ func TestBadInputsAreRejected(t *testing.T) {
 			t.Errorf("%s: %s %q (want BadC1 %v, naming %q)", tc.name, r.Status, r.Error, wantBad, tc.field)
 			continue
 		}
-		if _, err := s.store.Head(ctx, storage.C2Key(r.SectorRef)); !errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.store.Head(ctx, storage.C2Key(r.Ref)); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("%s: something stored under the C2 key", tc.name)
 		}
 		rejected++
@@ -442,7 +442,7 @@ func TestInvalidProofNeverStored(t *testing.T) {
 	defer cancel()
 	w := s.startWorker("faulty", activities.Config{PartitionWorkers: 1, Hooks: &activities.Hooks{FaultyFinalize: true}})
 	c1 := poreptest.Sector(t, "2KiB", 700).C1()
-	res := s.run(ctx, batch.Options{BatchID: "faulty", PartitionRetries: 2}, []job.SectorRef{s.putC1(c1)})
+	res := s.run(ctx, batch.Options{BatchID: "faulty", PartitionRetries: 2}, []job.Ref{s.putC1(c1)})
 	if r := res.Sectors[0]; r.Status != job.StatusFailed || !strings.Contains(r.Error, "proof rejected") {
 		t.Fatalf("faulty finalize: %s %q", r.Status, r.Error)
 	}

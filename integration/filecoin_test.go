@@ -42,7 +42,7 @@ var filecoinProver = [32]byte{0x0f, 0xc2}
 // putFilecoinC1 seals a 2KiB Filecoin sector (c2flow's test sealer, the
 // C1 exactly as filecoin-ffi's serde writes it) and stores it under its
 // identity; corrupt, if set, changes the C1 before it is encoded.
-func (s *stack) putFilecoinC1(id uint64, corrupt func(*c1.SealCommitPhase1Output)) (job.SectorRef, []byte) {
+func (s *stack) putFilecoinC1(id uint64, corrupt func(*c1.SealCommitPhase1Output)) (job.Ref, []byte) {
 	s.t.Helper()
 	sealed, err := seal.Seal(context.Background(), seal.TestParams(proofs.StackedDrg2KiBV1_1, filecoinProver, id))
 	if err != nil {
@@ -55,8 +55,8 @@ func (s *stack) putFilecoinC1(id uint64, corrupt func(*c1.SealCommitPhase1Output
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	ref := job.NewSectorRef(filecoinProver, id, raw)
-	ref.Profile = filecoin2KiB
+	ref := job.NewRef(filecoinProver, id, raw)
+	ref.Proof = filecoin2KiB
 	if err := s.store.PutC1(context.Background(), ref, raw); err != nil {
 		s.t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func (s *stack) putFilecoinC1(id uint64, corrupt func(*c1.SealCommitPhase1Output
 // be checked: the bytes read back through the manifest are exactly one
 // 192-byte proof per partition, and every proof verifies under the .vk
 // file, by a scheme instance of its own (not the worker's).
-func (s *stack) verifyFilecoinStored(dir string, ref job.SectorRef, raw []byte) {
+func (s *stack) verifyFilecoinStored(dir string, ref job.Ref, raw []byte) {
 	s.t.Helper()
 	_, proof, err := s.store.GetC2(context.Background(), ref)
 	if err != nil {
@@ -119,7 +119,7 @@ func TestFilecoinAndTestSchemeInOneBatch(t *testing.T) {
 		c.CommR[5] ^= 1 // still a field element: the JSON decodes, the proofs do not match it
 	})
 	tests := []*porep.C1{poreptest.Sector(t, "2KiB", 43).C1(), poreptest.Sector(t, "2KiB", 44).C1()}
-	refs := []job.SectorRef{goodRef, badRef, s.putC1(tests[0]), s.putC1(tests[1])}
+	refs := []job.Ref{goodRef, badRef, s.putC1(tests[0]), s.putC1(tests[1])}
 	res := s.run(ctx, batch.Options{BatchID: "mixed", Timeouts: faultTimeouts}, refs)
 	by := map[uint64]job.SectorResult{}
 	for _, r := range res.Sectors {
@@ -178,7 +178,7 @@ func TestKillWorkerInFilecoinDevicePhase(t *testing.T) {
 	pauseFile := filepath.Join(t.TempDir(), "paused")
 	a := s.startWorkerKeys("a", activities.Config{PartitionWorkers: 1, Hooks: &activities.Hooks{PauseAt: "device", PauseFile: pauseFile}}, registry.Options{FilecoinParams: dir})
 	ref, raw := s.putFilecoinC1(51, nil)
-	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: "kill-filecoin", Timeouts: faultTimeouts}); err != nil {
+	if _, err := batch.Submit(ctx, s.client, []job.Ref{ref}, batch.Options{BatchID: "kill-filecoin", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	waitFile(t, pauseFile, 5*time.Minute)
@@ -225,7 +225,7 @@ func TestFilecoinThroughSpill(t *testing.T) {
 		registry.Options{FilecoinParams: t.TempDir()}, "", s.s3.Config("c2flow"), nil, &deviceLog)
 	fcRef, fcRaw := s.putFilecoinC1(51, nil)
 	ts := poreptest.Sector(t, "2KiB", 52).C1()
-	res := s.run(ctx, batch.Options{BatchID: "split-filecoin", Timeouts: faultTimeouts}, []job.SectorRef{fcRef, s.putC1(ts)})
+	res := s.run(ctx, batch.Options{BatchID: "split-filecoin", Timeouts: faultTimeouts}, []job.Ref{fcRef, s.putC1(ts)})
 	for _, r := range res.Sectors {
 		if r.Status != job.StatusProved {
 			t.Fatalf("sector %d: %s %s", r.SectorID, r.Status, r.Error)

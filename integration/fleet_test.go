@@ -23,7 +23,7 @@ func TestScaleOutAndGracefulRemoval(t *testing.T) {
 	defer cancel()
 	w1 := s.startWorker("w1", activities.Config{PartitionWorkers: 2, DrainTimeout: 50 * time.Second})
 	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 1001).C1(), poreptest.Sector(t, "32KiB", 1002).C1()}
-	refs := []job.SectorRef{s.putC1(c1s[0]), s.putC1(c1s[1])}
+	refs := []job.Ref{s.putC1(c1s[0]), s.putC1(c1s[1])}
 	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "fleet", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestSplitRolesThroughSpill(t *testing.T) {
 	ws := s.startWorker("synth1", activities.Config{Roles: []string{activities.RoleWorkflow, activities.RoleSynth}, PartitionWorkers: 2, Spill: "s3"})
 	wd := s.startWorker("gpu1", activities.Config{Roles: []string{activities.RoleDevice}, Spill: "s3"})
 	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 1101).C1()}
-	res := s.run(ctx, batch.Options{BatchID: "split", Timeouts: faultTimeouts}, []job.SectorRef{s.putC1(c1s[0])})
+	res := s.run(ctx, batch.Options{BatchID: "split", Timeouts: faultTimeouts}, []job.Ref{s.putC1(c1s[0])})
 	s.expectProved(res, c1s)
 	for _, p := range res.Sectors[0].Partitions {
 		if p.Host != "synth1" || p.DeviceHost != "gpu1" {
@@ -149,7 +149,7 @@ func TestDamagedSpillsRefused(t *testing.T) {
 				Spill: "dir:" + spillDir, Hooks: &activities.Hooks{DamageSpill: damage}})
 			defer ws.stop()
 			c1s := []*porep.C1{poreptest.Sector(t, "32KiB", uint64(1201+i)).C1()}
-			res := s.run(ctx, batch.Options{BatchID: "damaged-" + damage, Timeouts: faultTimeouts}, []job.SectorRef{s.putC1(c1s[0])})
+			res := s.run(ctx, batch.Options{BatchID: "damaged-" + damage, Timeouts: faultTimeouts}, []job.Ref{s.putC1(c1s[0])})
 			s.expectProved(res, c1s)
 			n := redone(res.Sectors[0])
 			st := wd.waitStats(time.Minute, func(st activities.Stats) bool { return st.Host.WitnessLost > lost })

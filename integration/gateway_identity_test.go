@@ -55,9 +55,9 @@ func TestGatewayIdentityIsContent(t *testing.T) {
 	const miner = 1000
 	prover := proofs.ProverID(miner)
 	hints := scheme.Hints{ProverID: hex.EncodeToString(prover[:])}
-	submit := func(name string, raw []byte, h scheme.Hints) job.SectorRef {
+	submit := func(name string, raw []byte, h scheme.Hints) job.Ref {
 		t.Helper()
-		refs, err := batch.UploadInputs(ctx, store, []batch.Input{{Name: name, Raw: raw}}, func(ctx context.Context, path string, raw []byte) (job.SectorRef, []byte, error) {
+		refs, err := batch.UploadInputs(ctx, store, []batch.Input{{Name: name, Raw: raw}}, func(ctx context.Context, path string, raw []byte) (job.Ref, []byte, error) {
 			_, ref, canon, err := set.Identify(ctx, path, raw, h)
 			return ref, canon, err
 		})
@@ -154,7 +154,7 @@ func TestGatewayIdentityIsContent(t *testing.T) {
 	id = jobsOf("SnapDeals", map[string]*cuzkpb.SubmitProofRequest{"vanilla_proofs": snap(&cuzkpb.SubmitProofRequest{VanillaProofs: in.Vanilla}),
 		"snap-vproof.json reindented": snap(&cuzkpb.SubmitProofRequest{VanillaProof: mustForm(t, jsonform.Indent, curio)})})
 	ref = submit("8.update.json", mustForm(t, jsonform.Indent, raw), scheme.Hints{})
-	if want := "snap/" + ref.Profile + "/" + ref.Identity(); id != want {
+	if want := "snap/" + ref.Proof + "/" + ref.Identity(); id != want {
 		t.Errorf("the gateway's job %s, `c2flow submit` of the update input reindented %s", id, want)
 	}
 	if keys := storedInputs(8); len(keys) != 1 {

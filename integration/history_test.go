@@ -43,7 +43,7 @@ func TestRecordHistories(t *testing.T) {
 	good := poreptest.Sector(t, "32KiB", 201).C1()
 	bad := poreptest.Sector(t, "32KiB", 202).C1()
 	bad.Partitions[1].Challenges[0].ColumnPath[2].SetUint64(9)
-	refs := []job.SectorRef{s.putC1(good), s.putC1(bad)}
+	refs := []job.Ref{s.putC1(good), s.putC1(bad)}
 	res := s.run(ctx, batch.Options{BatchID: "replay"}, refs)
 	if len(res.Sectors) != 2 {
 		t.Fatalf("%d sectors", len(res.Sectors))

@@ -48,14 +48,14 @@ func TestSectorIdentity(t *testing.T) {
 	}
 
 	// One batch: two sectors, two proofs, each of its own C1.
-	refs := []job.SectorRef{ra, rb}
+	refs := []job.Ref{ra, rb}
 	res := s.run(ctx, batch.Options{BatchID: batch.ID(refs)}, refs)
 	byProver := map[string]job.SectorResult{}
 	for _, r := range res.Sectors {
 		byProver[r.ProverID] = r
 	}
 	for _, c := range []struct {
-		ref job.SectorRef
+		ref job.Ref
 		c1  *porep.C1
 	}{{ra, a}, {rb, b}} {
 		r := byProver[c.ref.ProverID]
@@ -119,7 +119,7 @@ func TestSectorIdentity(t *testing.T) {
 	if ra2.Identity() == ra.Identity() || !strings.HasPrefix(ra2.Identity(), ra.ProverID+"/1/") {
 		t.Fatalf("identity of the new C1: %s", ra2.Identity())
 	}
-	fresh := s.run(ctx, batch.Options{BatchID: batch.ID([]job.SectorRef{ra2})}, []job.SectorRef{ra2})
+	fresh := s.run(ctx, batch.Options{BatchID: batch.ID([]job.Ref{ra2})}, []job.Ref{ra2})
 	if r := fresh.Sectors[0]; r.Status != job.StatusProved || r.C2Key != storage.C2Key(ra2) {
 		t.Fatalf("new C1 of a proved sector: %s %q -> %s", r.Status, r.Error, r.C2Key)
 	}
@@ -149,12 +149,12 @@ func TestOversizeC1RefusedBeforeReading(t *testing.T) {
 	if bytes.Equal(relabelled, raw.Bytes()) {
 		t.Fatal("the test C1 has no registered_proof to relabel")
 	}
-	ref := job.NewSectorRef(poreptest.Info(801).ProverID, 801, relabelled)
-	ref.Profile = "2KiB"
+	ref := job.NewRef(poreptest.Info(801).ProverID, 801, relabelled)
+	ref.Proof = "2KiB"
 	if err := s.store.PutC1(ctx, ref, relabelled); err != nil {
 		t.Fatal(err)
 	}
-	res := s.run(ctx, batch.Options{BatchID: "oversize"}, []job.SectorRef{ref})
+	res := s.run(ctx, batch.Options{BatchID: "oversize"}, []job.Ref{ref})
 	r := res.Sectors[0]
 	if r.Status != job.StatusFailed || !strings.Contains(r.Error, "BadC1") || !strings.Contains(r.Error, "the object has") {
 		t.Fatalf("oversize C1: %s %q", r.Status, r.Error)

@@ -233,7 +233,7 @@ func TestNetnsHostCutOffInDevicePhase(t *testing.T) {
 	a := s.startWorkerIn(ha, "a", activities.Config{PartitionWorkers: 1, Hooks: &activities.Hooks{PauseAt: "device", PauseFile: pauseFile}}, s.s3.Config("c2flow"), aOut)
 	c1 := poreptest.Sector(t, "2KiB", 801).C1()
 	ref := s.putC1(c1)
-	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, batch.Options{BatchID: "netns-cut", Timeouts: faultTimeouts}); err != nil {
+	if _, err := batch.Submit(ctx, s.client, []job.Ref{ref}, batch.Options{BatchID: "netns-cut", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	waitFile(t, pauseFile, time.Minute)
@@ -315,7 +315,7 @@ func TestNetnsHostCutOffFromS3(t *testing.T) {
 	waitFile(t, b.stats, time.Minute)
 	ha.cutS3()
 	c1s := []*porep.C1{poreptest.Sector(t, "2KiB", 811).C1(), poreptest.Sector(t, "2KiB", 812).C1()}
-	refs := []job.SectorRef{s.putC1(c1s[0]), s.putC1(c1s[1])}
+	refs := []job.Ref{s.putC1(c1s[0]), s.putC1(c1s[1])}
 	if _, err := batch.Submit(ctx, s.client, refs, batch.Options{BatchID: "netns-s3"}); err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestNetnsHostCutOffFromS3(t *testing.T) {
 	// S3 back, host a alone proves the next sector: the cut left it working.
 	ha.restoreS3()
 	after := poreptest.Sector(t, "2KiB", 813).C1()
-	res = s.run(ctx, batch.Options{BatchID: "netns-s3-after"}, []job.SectorRef{s.putC1(after)})
+	res = s.run(ctx, batch.Options{BatchID: "netns-s3-after"}, []job.Ref{s.putC1(after)})
 	s.expectProved(res, []*porep.C1{after})
 	if err := a.stop(); err != nil {
 		t.Fatal(err)

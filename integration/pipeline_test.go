@@ -39,7 +39,7 @@ func scrapeMetrics(t *testing.T, url string, want []string) {
 	}
 }
 
-func (s *stack) putC1(c1 *porep.C1) job.SectorRef {
+func (s *stack) putC1(c1 *porep.C1) job.Ref {
 	s.t.Helper()
 	ref, err := schemetest.PutC1(context.Background(), s.store, c1)
 	if err != nil {
@@ -54,10 +54,10 @@ func c2Key(t testing.TB, c1 *porep.C1) string {
 	if err := c1.Encode(&b); err != nil {
 		t.Fatal(err)
 	}
-	return storage.C2Key(job.NewSectorRef(c1.ProverID, c1.SectorID, b.Bytes()))
+	return storage.C2Key(job.NewRef(c1.ProverID, c1.SectorID, b.Bytes()))
 }
 
-func (s *stack) run(ctx context.Context, o batch.Options, refs []job.SectorRef) job.BatchResult {
+func (s *stack) run(ctx context.Context, o batch.Options, refs []job.Ref) job.BatchResult {
 	s.t.Helper()
 	if _, err := batch.Submit(ctx, s.client, refs, o); err != nil {
 		s.t.Fatal(err)
@@ -97,7 +97,7 @@ func TestBatchEndToEnd(t *testing.T) {
 	good := []*porep.C1{poreptest.Sector(t, "32KiB", 101).C1(), poreptest.Sector(t, "32KiB", 102).C1()}
 	bad := poreptest.Sector(t, "32KiB", 103).C1()
 	bad.Partitions[2].Challenges[1].ColumnPath[3].SetUint64(7) // a flipped sibling in partition 2
-	refs := []job.SectorRef{s.putC1(good[0]), s.putC1(bad), s.putC1(good[1])}
+	refs := []job.Ref{s.putC1(good[0]), s.putC1(bad), s.putC1(good[1])}
 
 	res := s.run(ctx, batch.Options{BatchID: "e2e", MaxInFlight: 3}, refs)
 	byID := map[uint64]job.SectorResult{}
@@ -188,7 +188,7 @@ func TestBudgetOfOne(t *testing.T) {
 	defer cancel()
 	w := s.startWorker("solo", activities.Config{PartitionWorkers: 1})
 	c1 := poreptest.Sector(t, "32KiB", 201).C1()
-	res := s.run(ctx, batch.Options{BatchID: "one"}, []job.SectorRef{s.putC1(c1)})
+	res := s.run(ctx, batch.Options{BatchID: "one"}, []job.Ref{s.putC1(c1)})
 	if res.Sectors[0].Status != job.StatusProved {
 		t.Fatalf("%+v", res.Sectors[0])
 	}

@@ -18,9 +18,9 @@ import (
 )
 
 // put2KiB puts the C1s of 2KiB test sectors first..last in the store.
-func (s *stack) put2KiB(first, last uint64) ([]*porep.C1, []job.SectorRef) {
+func (s *stack) put2KiB(first, last uint64) ([]*porep.C1, []job.Ref) {
 	var c1s []*porep.C1
-	var refs []job.SectorRef
+	var refs []job.Ref
 	for id := first; id <= last; id++ {
 		c1s = append(c1s, poreptest.Sector(s.t, "2KiB", id).C1())
 		refs = append(refs, s.putC1(c1s[len(c1s)-1]))

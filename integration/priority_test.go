@@ -19,7 +19,7 @@ func TestPriorityBatchOvertakesBacklog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	w := s.startWorker("w", activities.Config{PartitionWorkers: 1, Profiles: []string{"2KiB"}})
-	var low []job.SectorRef
+	var low []job.Ref
 	for i := uint64(0); i < 4; i++ {
 		low = append(low, s.putC1(poreptest.Sector(t, "2KiB", 900+i).C1()))
 	}
@@ -28,7 +28,7 @@ func TestPriorityBatchOvertakesBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitStats(time.Minute, func(st activities.Stats) bool { return st.Host.Syntheses >= 1 })
-	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{urgent}, batch.Options{BatchID: "deadline", Priority: 1}); err != nil {
+	if _, err := batch.Submit(ctx, s.client, []job.Ref{urgent}, batch.Options{BatchID: "deadline", Priority: 1}); err != nil {
 		t.Fatal(err)
 	}
 	hi, err := batch.Wait(ctx, s.client, "deadline", time.Second, nil)

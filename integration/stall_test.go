@@ -28,7 +28,7 @@ func TestStalledWorkerKeepsItsWork(t *testing.T) {
 		Hooks: &activities.Hooks{StopInDevice: true, PauseFile: stopped}})
 	defer p.cmd.Process.Signal(syscall.SIGCONT) // before its kill, if the test fails while it is stopped
 	c1 := poreptest.Sector(t, "32KiB", 400).C1()
-	if _, err := batch.Submit(ctx, s.client, []job.SectorRef{s.putC1(c1)}, batch.Options{BatchID: "stall"}); err != nil {
+	if _, err := batch.Submit(ctx, s.client, []job.Ref{s.putC1(c1)}, batch.Options{BatchID: "stall"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFile(t, stopped, 2*time.Minute)

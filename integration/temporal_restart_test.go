@@ -117,7 +117,7 @@ func TestTemporalRestartMidBatch(t *testing.T) {
 	defer cancel()
 	w := s.startWorkerAt(tp.addr, "w", activities.Config{PartitionWorkers: 2})
 	c1s := []*porep.C1{poreptest.Sector(t, "32KiB", 801).C1(), poreptest.Sector(t, "32KiB", 802).C1()}
-	refs := []job.SectorRef{s.putC1(c1s[0]), s.putC1(c1s[1])}
+	refs := []job.Ref{s.putC1(c1s[0]), s.putC1(c1s[1])}
 	if _, err := batch.Submit(ctx, c, refs, batch.Options{BatchID: "restart", Timeouts: faultTimeouts}); err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func (s *stack) publishFilecoinDevParams(ctx context.Context, dir string) {
 // putUpdate makes 2KiB update inputs of filecoinProver's sectors from
 // first (the test updater) and stores the k-th, changed by corrupt if
 // set, under its identity.
-func (s *stack) putUpdate(first uint64, corrupt func(*snark.UpdateInput, []*update.PartitionProof)) (job.SectorRef, []byte) {
+func (s *stack) putUpdate(first uint64, corrupt func(*snark.UpdateInput, []*update.PartitionProof)) (job.Ref, []byte) {
 	s.t.Helper()
 	files, err := snark.New(snark.Params{}, nil).Update().SealTest(context.Background(),
 		scheme.SealRequest{Proof: update2KiB, Prover: filecoinProver, First: first, N: 1, Dir: s.t.TempDir()})
@@ -59,8 +59,8 @@ func (s *stack) putUpdate(first uint64, corrupt func(*snark.UpdateInput, []*upda
 			s.t.Fatal(err)
 		}
 	}
-	ref := job.NewSectorRef(filecoinProver, first, raw)
-	ref.Profile = update2KiB
+	ref := job.NewRef(filecoinProver, first, raw)
+	ref.Proof = update2KiB
 	if err := s.store.PutC1(context.Background(), ref, raw); err != nil {
 		s.t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestUpdatesAndPoRepInOneBatch(t *testing.T) {
 		p.Leaf[3] ^= 1
 		in.Vanilla[0] = parts[0].Bincode()
 	})
-	res := s.run(ctx, batch.Options{BatchID: "porep-and-updates", Timeouts: faultTimeouts}, []job.SectorRef{porepRef, upRef, badRef})
+	res := s.run(ctx, batch.Options{BatchID: "porep-and-updates", Timeouts: faultTimeouts}, []job.Ref{porepRef, upRef, badRef})
 	by := map[uint64]job.SectorResult{}
 	for _, r := range res.Sectors {
 		by[r.SectorID] = r

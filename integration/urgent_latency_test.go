@@ -49,13 +49,13 @@ func TestUrgentLatencyUnderLoad(t *testing.T) {
 	w := s.startWorker("w", activities.Config{PartitionWorkers: 2, Profiles: []string{"2KiB", "32KiB"}})
 	next := uint64(5000)
 	u := urgentBench{t: t, s: s, w: w, samples: samples, what: "priority-1 2KiB test-scheme proof", load: "priority-3 32KiB test-scheme sectors"}
-	u.measure(ctx, func(label string, priority int) (job.SectorRef, batch.Options) {
+	u.measure(ctx, func(label string, priority int) (job.Ref, batch.Options) {
 		next++
 		return s.putC1(poreptest.Sector(t, "2KiB", next).C1()), batch.Options{BatchID: fmt.Sprintf("%s-%d", label, next), Priority: priority}
-	}, func() []job.SectorRef {
+	}, func() []job.Ref {
 		// More priority-3 32KiB sectors than the host proves in the
 		// measurement.
-		var load []job.SectorRef
+		var load []job.Ref
 		for i := uint64(0); i < 40; i++ {
 			load = append(load, s.putC1(poreptest.Sector(t, "32KiB", 100+i).C1()))
 		}
@@ -77,13 +77,13 @@ type urgentBench struct {
 // load (submitted at priority 3, at most 40 in flight), samples busy at
 // priority 1 and samples busy at priority 2 for contrast; next gives each
 // measured proof's input (stored) and its batch options.
-func (u urgentBench) measure(ctx context.Context, next func(label string, priority int) (job.SectorRef, batch.Options), load func() []job.SectorRef) {
+func (u urgentBench) measure(ctx context.Context, next func(label string, priority int) (job.Ref, batch.Options), load func() []job.Ref) {
 	t, s, w := u.t, u.s, u.w
 	urgent := func(label string, priority int) time.Duration {
 		t.Helper()
 		ref, o := next(label, priority)
 		t0 := time.Now()
-		run, err := batch.Submit(ctx, s.client, []job.SectorRef{ref}, o)
+		run, err := batch.Submit(ctx, s.client, []job.Ref{ref}, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestWinningPoStLatencyUnderPoRep(t *testing.T) {
 	set := registry.Schemes(registry.Options{})
 	var n byte
 	u := urgentBench{t: t, s: s, w: w, samples: samples, what: "2KiB WinningPoSt", load: "priority-3 2KiB Filecoin PoRep sectors"}
-	u.measure(ctx, func(label string, priority int) (job.SectorRef, batch.Options) {
+	u.measure(ctx, func(label string, priority int) (job.Ref, batch.Options) {
 		n++
 		var r [32]byte
 		r[0], r[1] = n, 0x57 // each sample another epoch's randomness: a new job
@@ -189,8 +189,8 @@ func TestWinningPoStLatencyUnderPoRep(t *testing.T) {
 		}
 		// The kind's declared policy, as the gateway applies it.
 		return a.Ref, batch.Options{BatchID: fmt.Sprintf("%s-%d", label, n), Priority: priority, Timeouts: a.Policy.Timeouts()}
-	}, func() []job.SectorRef {
-		var load []job.SectorRef
+	}, func() []job.Ref {
+		var load []job.Ref
 		for i := uint64(0); i < 30; i++ {
 			ref, _ := s.putFilecoinC1(300+i, nil)
 			load = append(load, ref)

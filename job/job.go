@@ -67,7 +67,7 @@ type Activities interface {
 	// StoreC2 (workflow queue): assemble, verify, store conditionally.
 	StoreC2(context.Context, StoreInput) (StoreOutput, error)
 	// LookupC2 (workflow queue): a sector's stored C2, checked.
-	LookupC2(context.Context, SectorRef) (LookupOutput, error)
+	LookupC2(context.Context, Ref) (LookupOutput, error)
 	// Release (the holding host's control queue): drop a witness.
 	Release(context.Context, HandleInput) error
 }
@@ -103,7 +103,7 @@ const (
 
 // SectorWorkflowID is the workflow ID of a sector's proof: one per sector
 // identity (prover, sector number, C1 digest), whatever batch submits it.
-func SectorWorkflowID(ref SectorRef) string { return "c2/" + ref.Identity() }
+func SectorWorkflowID(ref Ref) string { return "c2/" + ref.Identity() }
 
 // BatchWorkflowID is the workflow ID of a batch.
 func BatchWorkflowID(batchID string) string { return "c2batch/" + batchID }
@@ -189,27 +189,31 @@ func UrgentTimeouts() Timeouts {
 		Heartbeat: 10 * time.Second, HostQueue: 10 * time.Second, FinalizeAttempts: 1}
 }
 
-// SectorRef names a sector and its C1 in storage. A sector is (prover id,
-// sector number) plus the SHA-256 of its C1's canonical bytes (its
-// scheme's encoding of the decoded input, what is stored): the same
-// sector number of two provers, or one sector with a different C1, are
-// different sectors with different workflows and C2 objects; the same C1
-// in other bytes is the same sector. C1Digest is pinned at submission;
-// every activity that reads the C1 checks it.
-type SectorRef struct {
-	ProverID string `json:"prover_id"` // hex of the 32-byte prover id
-	SectorID uint64 `json:"sector_id"`
-	C1Digest string `json:"c1_digest"` // hex SHA-256 of the C1's canonical bytes
-	// Profile is the registered proof the submitter declared (not part of
-	// the identity): a worker checks the C1 object's size against its
-	// bound before reading it, and the decoded C1 must be of it.
-	Profile string `json:"profile,omitempty"`
+// Ref is a job's identity: what it proves (its proof name) for whom (the
+// prover), of what (the sector number; a PoSt job's first sector) and
+// from which input (the SHA-256 of the input's canonical bytes, its
+// scheme's encoding of the decoded input, what is stored). The same
+// sector number of two provers, or one sector with another input, are
+// different jobs with different workflows and proof objects; the same
+// input in other bytes is the same job. InputDigest is pinned at
+// submission; every activity that reads the input checks it. The JSON
+// names are those of the first release ("c1_digest", "profile"), so
+// running workflows' histories still decode.
+type Ref struct {
+	ProverID    string `json:"prover_id"` // hex of the 32-byte prover id
+	SectorID    uint64 `json:"sector_id"`
+	InputDigest string `json:"c1_digest"` // hex SHA-256 of the input's canonical bytes
+	// Proof is the proof name the submitter declared (the registered
+	// proof; not part of the identity): a worker checks the input
+	// object's size against its bound before reading it, and the decoded
+	// input must be of it.
+	Proof string `json:"profile,omitempty"`
 }
 
-// NewSectorRef returns the identity of prover's sector whose C1 bytes are
-// c1.
-func NewSectorRef(prover [32]byte, sectorID uint64, c1 []byte) SectorRef {
-	return SectorRef{ProverID: hex.EncodeToString(prover[:]), SectorID: sectorID, C1Digest: Digest(c1)}
+// NewRef returns the identity of prover's job of sector sectorID whose
+// input's canonical bytes are c1.
+func NewRef(prover [32]byte, sectorID uint64, c1 []byte) Ref {
+	return Ref{ProverID: hex.EncodeToString(prover[:]), SectorID: sectorID, InputDigest: Digest(c1)}
 }
 
 // Digest is the hex SHA-256 of b: a C1's digest in its sector's identity.
@@ -221,12 +225,12 @@ func Digest(b []byte) string {
 // Identity is the sector's identity as one string:
 // <prover hex>/<sector number>/<C1 digest hex>. Object keys and workflow
 // IDs are built from it.
-func (r SectorRef) Identity() string {
-	return r.ProverID + "/" + itoa(r.SectorID) + "/" + r.C1Digest
+func (r Ref) Identity() string {
+	return r.ProverID + "/" + itoa(r.SectorID) + "/" + r.InputDigest
 }
 
 // String names the sector for people: prover (shortened) and number.
-func (r SectorRef) String() string {
+func (r Ref) String() string {
 	p := r.ProverID
 	if len(p) > 12 {
 		p = p[:12] + ".."
@@ -236,9 +240,9 @@ func (r SectorRef) String() string {
 
 // BatchInput is a submission of sectors.
 type BatchInput struct {
-	BatchID     string      `json:"batch_id"`
-	Sectors     []SectorRef `json:"sectors"`
-	MaxInFlight int         `json:"max_in_flight"` // sectors proved at once (0: 8)
+	BatchID     string `json:"batch_id"`
+	Sectors     []Ref  `json:"sectors"`
+	MaxInFlight int    `json:"max_in_flight"` // sectors proved at once (0: 8)
 	// PartitionRetries is how many times a partition is synthesized before
 	// its sector fails (0: 3).
 	PartitionRetries int `json:"partition_retries"`
@@ -299,7 +303,7 @@ type SectorInput struct {
 	// Order is the sector's claim on devices (and its batch's priority on
 	// every queue).
 	Order DeviceOrder `json:"order"`
-	SectorRef
+	Ref
 	PartitionRetries int      `json:"partition_retries"`
 	HostLossRetries  int      `json:"host_loss_retries,omitempty"`
 	Timeouts         Timeouts `json:"timeouts"`
@@ -350,7 +354,7 @@ const (
 // SectorResult is the outcome of one sector, named by its identity (its
 // Profile the proof the sector's C1 validated as).
 type SectorResult struct {
-	SectorRef
+	Ref
 	Status     string            `json:"status"`
 	Error      string            `json:"error,omitempty"`
 	C2Key      string            `json:"c2_key,omitempty"`
@@ -401,7 +405,7 @@ type BatchResult struct {
 // Progress is what a sector reports to its batch and its query, named by
 // the sector's identity.
 type Progress struct {
-	SectorRef
+	Ref
 	Status           string `json:"status"`
 	Partitions       int    `json:"partitions"`
 	PartitionsDone   int    `json:"partitions_done"`
@@ -420,11 +424,11 @@ type BatchProgress struct {
 // Activity inputs and outputs.
 type (
 	ValidateOutput struct {
-		Profile    string `json:"profile"`
+		Proof      string `json:"profile"`
 		Partitions int    `json:"partitions"`
 	}
 	SynthInput struct {
-		SectorRef
+		Ref
 		Partition int `json:"partition"`
 		// ClaimWithin is the schedule-to-start bound of the device phase
 		// that will take the witness from the host's own queue
@@ -448,7 +452,7 @@ type (
 	// and its order.
 	HandleInput struct {
 		Witness WitnessLocation `json:"witness"`
-		SectorRef
+		Ref
 		Order     DeviceOrder `json:"order,omitempty"`
 		Partition int         `json:"partition,omitempty"`
 		// Deadline is the job's: the device phase and finalize refuse to
@@ -470,7 +474,7 @@ type (
 		FinalizeMS int64  `json:"finalize_ms"`
 	}
 	StoreInput struct {
-		SectorRef                    // its Profile is the declared proof
+		Ref                          // its Profile is the declared proof
 		Proofs     [][]byte          `json:"proofs"`
 		Partitions []PartitionResult `json:"partitions"`
 	}

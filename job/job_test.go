@@ -6,30 +6,30 @@ import (
 	"time"
 )
 
-// Every activity input that embeds a SectorRef keeps its declared proof
+// Every activity input that embeds a Ref keeps its declared proof
 // across Temporal's JSON: a field of the same JSON name beside the
 // embedded ref would shadow it (StoreInput once did, and a Filecoin
 // sector's C2 was then checked as a test-scheme one).
 func TestInputsKeepTheDeclaredProof(t *testing.T) {
-	ref := SectorRef{ProverID: "0f", SectorID: 7, C1Digest: "ab", Profile: "StackedDrg2KiBV1_1"}
+	ref := Ref{ProverID: "0f", SectorID: 7, InputDigest: "ab", Proof: "StackedDrg2KiBV1_1"}
 	for name, v := range map[string]any{
-		"SectorInput": &SectorInput{SectorRef: ref},
-		"SynthInput":  &SynthInput{SectorRef: ref},
-		"HandleInput": &HandleInput{SectorRef: ref},
-		"StoreInput":  &StoreInput{SectorRef: ref},
+		"SectorInput": &SectorInput{Ref: ref},
+		"SynthInput":  &SynthInput{Ref: ref},
+		"HandleInput": &HandleInput{Ref: ref},
+		"StoreInput":  &StoreInput{Ref: ref},
 	} {
 		b, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var back struct {
-			SectorRef
+			Ref
 		}
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
-		if back.SectorRef != ref {
-			t.Errorf("%s: %s decodes to %+v", name, b, back.SectorRef)
+		if back.Ref != ref {
+			t.Errorf("%s: %s decodes to %+v", name, b, back.Ref)
 		}
 	}
 }

@@ -37,15 +37,15 @@ func TestSchemeContract(t *testing.T) {
 			if err != nil {
 				t.Fatalf("identify its own input %s: %v", name, err)
 			}
-			if !sc.Owns(ref.Profile) {
-				t.Errorf("its input names proof %q, which it does not own", ref.Profile)
+			if !sc.Owns(ref.Proof) {
+				t.Errorf("its input names proof %q, which it does not own", ref.Proof)
 			}
 			ref2, canon2, err := id.Identify(ctx, name, canon, scheme.Hints{})
 			if err != nil || ref2 != ref || !bytes.Equal(canon2, canon) {
 				t.Errorf("its canonical bytes identify as %+v (%v), want %+v, themselves", ref2, err, ref)
 			}
-			if max, err := sc.MaxC1Bytes(ref.Profile); err != nil || int64(len(canon)) > max {
-				t.Errorf("MaxC1Bytes(%s) = %d, %v; its input has %d bytes", ref.Profile, max, err, len(canon))
+			if max, err := sc.MaxC1Bytes(ref.Proof); err != nil || int64(len(canon)) > max {
+				t.Errorf("MaxC1Bytes(%s) = %d, %v; its input has %d bytes", ref.Proof, max, err, len(canon))
 			}
 			if _, err := sc.Decode(canon, ref); err != nil {
 				t.Errorf("decode its canonical input: %v", err)

@@ -97,7 +97,7 @@ func (s Set) recognize(h Head) (Identifier, error) {
 // canonical bytes: the scheme whose format it is (Recognize, else by all
 // the file's top-level fields) binds it to its prover and sector and
 // checks it natively (Identifier.Identify).
-func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Identifier, job.SectorRef, []byte, error) {
+func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Identifier, job.Ref, []byte, error) {
 	sc, err := s.Recognize(raw)
 	if err != nil && len(raw) > HeadBytes {
 		// The same content in other bytes is the same input: a file whose
@@ -108,11 +108,11 @@ func (s Set) Identify(ctx context.Context, name string, raw []byte, h Hints) (Id
 		}
 	}
 	if err != nil {
-		return nil, job.SectorRef{}, nil, err
+		return nil, job.Ref{}, nil, err
 	}
 	id, canon, err := sc.Identify(ctx, name, raw, h)
 	if err != nil {
-		return nil, job.SectorRef{}, nil, err
+		return nil, job.Ref{}, nil, err
 	}
 	return sc, id, canon, nil
 }

@@ -84,7 +84,7 @@ func (p Policy) Check() error {
 // Admission is an admitted request: the job's identity, the canonical
 // input stored under it, and how its kind is served.
 type Admission struct {
-	Ref    job.SectorRef
+	Ref    job.Ref
 	Input  []byte
 	Policy Policy
 }

@@ -54,7 +54,7 @@ var ErrBadRequest = errors.New("bad request")
 type Admitter interface {
 	Scheme
 	Kinds() []string
-	Admit(ctx context.Context, r Request) (job.SectorRef, []byte, error)
+	Admit(ctx context.Context, r Request) (job.Ref, []byte, error)
 	// Policy is how requests of kind (one of Kinds) are served: the
 	// scheme declares it, the gateway applies it.
 	Policy(kind string) Policy

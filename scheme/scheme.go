@@ -58,7 +58,7 @@ type Scheme interface {
 	// Decode decodes raw strictly and checks that it is id's sector. Every
 	// error is the input's fault: the pipeline fails the sector, not
 	// retries.
-	Decode(raw []byte, id job.SectorRef) (Sector, error)
+	Decode(raw []byte, id job.Ref) (Sector, error)
 	// PartitionBytes is the most one partition's synthesis of proof
 	// holds while it runs, known without loading its keys: what a host's
 	// budget reserves for it (the witness it leaves holds its packed
@@ -93,7 +93,7 @@ type Identifier interface {
 	// say what the file may not (whose sector it is); a scheme whose files
 	// name their sector refuses them rather than ignore them. Every error
 	// is the file's or the hints' fault.
-	Identify(ctx context.Context, name string, raw []byte, h Hints) (job.SectorRef, []byte, error)
+	Identify(ctx context.Context, name string, raw []byte, h Hints) (job.Ref, []byte, error)
 	// C2Ext is the file name extension of this scheme's C2 files (".c2",
 	// ".proof").
 	C2Ext() string

@@ -26,12 +26,12 @@ var ErrBadStored = errors.New("stored proof not trusted")
 // it is decoded bound to ref's prover and sector. It returns the input's
 // size too. A missing object or an unreachable store is a plain storage
 // error naming the key: a wrong configuration, not bad input.
-func (s Set) LoadSector(ctx context.Context, store *storage.Store, ref job.SectorRef) (Sector, int64, error) {
-	sc, err := s.For(ref.Profile)
+func (s Set) LoadSector(ctx context.Context, store *storage.Store, ref job.Ref) (Sector, int64, error) {
+	sc, err := s.For(ref.Proof)
 	if err != nil {
 		return nil, 0, fmt.Errorf("declared proof: %w: %w", ErrBadInput, err)
 	}
-	limit, err := sc.MaxC1Bytes(ref.Profile)
+	limit, err := sc.MaxC1Bytes(ref.Proof)
 	if err != nil {
 		return nil, 0, fmt.Errorf("declared proof: %w: %w", ErrBadInput, err)
 	}
@@ -40,7 +40,7 @@ func (s Set) LoadSector(ctx context.Context, store *storage.Store, ref job.Secto
 		return nil, 0, fmt.Errorf("read the input of %s: %w", ref, err)
 	}
 	if size > limit {
-		proof := ref.Profile
+		proof := ref.Proof
 		if proof == "" {
 			proof = sc.Name()
 		}
@@ -81,7 +81,7 @@ func (s Set) VerifierOf(ctx context.Context, sec Sector) (Verifier, error) {
 // decoded input, under its proof's verifying key. A proof that is there
 // but fails either wraps ErrBadStored; none stored wraps
 // storage.ErrNotFound.
-func (s Set) StoredC2(ctx context.Context, store *storage.Store, ref job.SectorRef, sec Sector) (storage.Manifest, []byte, error) {
+func (s Set) StoredC2(ctx context.Context, store *storage.Store, ref job.Ref, sec Sector) (storage.Manifest, []byte, error) {
 	m, proof, err := store.GetC2(ctx, ref)
 	switch {
 	case errors.Is(err, storage.ErrDigest), errors.Is(err, storage.ErrChecksum):

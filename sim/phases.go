@@ -84,9 +84,9 @@ func work(ctx context.Context, d time.Duration) error {
 }
 
 // Validate reports the modelled shape of every sector.
-func (p *Phases) Validate(ctx context.Context, ref job.SectorRef) (job.ValidateOutput, error) {
+func (p *Phases) Validate(ctx context.Context, ref job.Ref) (job.ValidateOutput, error) {
 	p.rec.sector(ref.SectorID)
-	return job.ValidateOutput{Profile: "sim", Partitions: p.model.Partitions}, nil
+	return job.ValidateOutput{Proof: "sim", Partitions: p.model.Partitions}, nil
 }
 
 // solved is a modelled witness.
@@ -115,12 +115,12 @@ type proving struct{ part partKey }
 func (p *proving) Partition() string { return fmt.Sprintf("%d/%d", p.part.sector, p.part.partition) }
 
 // PartitionBytes is the model's witness size.
-func (p *Phases) PartitionBytes(context.Context, job.SectorRef) (int64, error) {
+func (p *Phases) PartitionBytes(context.Context, job.Ref) (int64, error) {
 	return p.model.WitnessBytes, nil
 }
 
 // Synthesize sleeps a modelled synthesis.
-func (p *Phases) Synthesize(ctx context.Context, ref job.SectorRef, k int) (activities.Solved, error) {
+func (p *Phases) Synthesize(ctx context.Context, ref job.Ref, k int) (activities.Solved, error) {
 	info := activity.GetInfo(ctx)
 	d := p.draw.draw(p.model.SynthMS)
 	if err := work(ctx, d); err != nil {
@@ -177,12 +177,12 @@ func (p *Phases) Store(ctx context.Context, in job.StoreInput) (job.StoreOutput,
 }
 
 // Lookup finds nothing: a simulation has no stored C2s.
-func (p *Phases) Lookup(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+func (p *Phases) Lookup(ctx context.Context, ref job.Ref) (job.LookupOutput, error) {
 	return job.LookupOutput{}, nil
 }
 
 // DropInput has nothing to drop: a simulated input is not stored.
-func (p *Phases) DropInput(ctx context.Context, ref job.SectorRef) error { return nil }
+func (p *Phases) DropInput(ctx context.Context, ref job.Ref) error { return nil }
 
 var errNoSpill = errors.New("sim: a simulated witness cannot be spilled")
 
@@ -193,6 +193,6 @@ func (p *Phases) SpillBytes(activities.Solved) int64 { return 0 }
 func (p *Phases) Spill(activities.Solved, io.Writer) error { return errNoSpill }
 
 // Unspill is refused (see Spill).
-func (p *Phases) Unspill(context.Context, job.SectorRef, int, io.Reader) (activities.Solved, error) {
+func (p *Phases) Unspill(context.Context, job.Ref, int, io.Reader) (activities.Solved, error) {
 	return nil, errNoSpill
 }

@@ -129,9 +129,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		workers = append(workers, w)
 	}
-	refs := make([]job.SectorRef, cfg.Sectors)
+	refs := make([]job.Ref, cfg.Sectors)
 	for i := range refs {
-		refs[i] = job.SectorRef{ProverID: "51", SectorID: uint64(i + 1), C1Digest: "sim"}
+		refs[i] = job.Ref{ProverID: "51", SectorID: uint64(i + 1), InputDigest: "sim"}
 	}
 	submitted := time.Now()
 	if _, err := batch.Submit(ctx, st.Client, refs, batch.Options{BatchID: "sim", MaxInFlight: cfg.MaxInFlight}); err != nil {

@@ -13,15 +13,15 @@ import (
 // named by the sector's identity (prover/sector/input digest): an input
 // object is content-addressed and never overwritten, and a C2 is bound to
 // the exact input it was made from.
-func C1Key(ref job.SectorRef) string       { return "c1/" + ref.Identity() + ".json" }
-func C2Key(ref job.SectorRef) string       { return "c2/" + ref.Identity() + ".proof" }
-func ManifestKey(ref job.SectorRef) string { return "c2/" + ref.Identity() + ".json" }
+func C1Key(ref job.Ref) string       { return "c1/" + ref.Identity() + ".json" }
+func C2Key(ref job.Ref) string       { return "c2/" + ref.Identity() + ".proof" }
+func ManifestKey(ref job.Ref) string { return "c2/" + ref.Identity() + ".json" }
 
 // Manifest describes a stored C2 proof and what it was made from.
 type Manifest struct {
-	// SectorRef is the sector's identity (its C1Digest the SHA-256 of the
+	// Ref is the sector's identity (its InputDigest the SHA-256 of the
 	// C1 bytes the proof was made from) and proof.
-	job.SectorRef
+	job.Ref
 	Partitions int `json:"partitions"`
 	// VKDigest is the SHA-256 of the verifying-key file that verified the
 	// proof before it was stored, PKDigest of the proving-key file it was
@@ -48,8 +48,8 @@ type PartitionTime struct {
 // absent: an object already there has the same identity, and readers
 // check its digest. raw must be the bytes ref's digest names (a caller's
 // mix-up is refused, wrapping ErrDigest, before anything is written).
-func (s *Store) PutC1(ctx context.Context, ref job.SectorRef, raw []byte) error {
-	if d := job.Digest(raw); d != ref.C1Digest {
+func (s *Store) PutC1(ctx context.Context, ref job.Ref, raw []byte) error {
+	if d := job.Digest(raw); d != ref.InputDigest {
 		return fmt.Errorf("store C1 %s: its bytes have SHA-256 %s: %w", C1Key(ref), d, ErrDigest)
 	}
 	_, err := s.PutIfAbsent(ctx, C1Key(ref), raw)
@@ -62,13 +62,13 @@ func (s *Store) PutC1(ctx context.Context, ref job.SectorRef, raw []byte) error 
 // GetC1 reads the C1 of sector identity id and checks its bytes against
 // the digest the identity pins: an object replaced after submission is an
 // error wrapping ErrDigest, never a C1 to prove.
-func (s *Store) GetC1(ctx context.Context, ref job.SectorRef) ([]byte, error) {
+func (s *Store) GetC1(ctx context.Context, ref job.Ref) ([]byte, error) {
 	raw, err := s.Get(ctx, C1Key(ref))
 	if err != nil {
 		return nil, err
 	}
-	if got := job.Digest(raw); got != ref.C1Digest {
-		return nil, fmt.Errorf("C1 %s: SHA-256 %s, the sector pinned %s: %w", C1Key(ref), got, ref.C1Digest, ErrDigest)
+	if got := job.Digest(raw); got != ref.InputDigest {
+		return nil, fmt.Errorf("C1 %s: SHA-256 %s, the sector pinned %s: %w", C1Key(ref), got, ref.InputDigest, ErrDigest)
 	}
 	return raw, nil
 }
@@ -85,7 +85,7 @@ var ErrDigest = errors.New("object replaced: digest mismatch")
 // bit rot on the server is repaired and a concurrent writer is never
 // overwritten; replaced says why (nil when nothing was replaced).
 func (s *Store) PutC2(ctx context.Context, m Manifest, proof []byte, keep func(stored []byte) error) (stored []byte, created bool, replaced error, err error) {
-	id := m.SectorRef
+	id := m.Ref
 	created, err = s.PutIfAbsent(ctx, C2Key(id), proof)
 	if err != nil && !errors.Is(err, ErrExists) {
 		return nil, false, nil, err
@@ -129,8 +129,8 @@ func (s *Store) PutManifest(ctx context.Context, m Manifest, proof []byte) error
 	m.SHA256, _ = sum(proof)
 	m.ProofBytes = len(proof)
 	mb, _ := json.MarshalIndent(m, "", "  ")
-	if err := s.Put(ctx, ManifestKey(m.SectorRef), mb); err != nil {
-		return fmt.Errorf("store C2 manifest %s: %w", ManifestKey(m.SectorRef), err)
+	if err := s.Put(ctx, ManifestKey(m.Ref), mb); err != nil {
+		return fmt.Errorf("store C2 manifest %s: %w", ManifestKey(m.Ref), err)
 	}
 	return nil
 }
@@ -138,7 +138,7 @@ func (s *Store) PutManifest(ctx context.Context, m Manifest, proof []byte) error
 // GetC2 reads a sector's stored C2 and its manifest and checks that they
 // agree: the manifest names this identity and the proof's SHA-256. Whether
 // the proof verifies is the caller's check.
-func (s *Store) GetC2(ctx context.Context, ref job.SectorRef) (Manifest, []byte, error) {
+func (s *Store) GetC2(ctx context.Context, ref job.Ref) (Manifest, []byte, error) {
 	id := ref.Identity()
 	var m Manifest
 	mb, err := s.Get(ctx, ManifestKey(ref))

@@ -79,8 +79,8 @@ func TestConditionalPut(t *testing.T) {
 	st := srv.Store("c2flow")
 	ctx := context.Background()
 	a, b := []byte("proof A"), []byte("proof B")
-	m := storage.Manifest{SectorRef: job.SectorRef{ProverID: "aa", SectorID: 1, C1Digest: "d", Profile: "2KiB"}, Partitions: 1}
-	key := storage.C2Key(m.SectorRef)
+	m := storage.Manifest{Ref: job.Ref{ProverID: "aa", SectorID: 1, InputDigest: "d", Proof: "2KiB"}, Partitions: 1}
+	key := storage.C2Key(m.Ref)
 	created, err := st.PutIfAbsent(ctx, key, a)
 	if err != nil || !created {
 		t.Fatalf("first write: created=%v err=%v", created, err)
@@ -229,8 +229,8 @@ func TestPutC2ReplacesACorruptOrRejectedProof(t *testing.T) {
 	srv := s3test.Start(t)
 	st := srv.Store("c2flow")
 	ctx := context.Background()
-	m := storage.Manifest{SectorRef: job.SectorRef{ProverID: "aa", SectorID: 2, C1Digest: "d", Profile: "2KiB"}, Partitions: 1}
-	key := storage.C2Key(m.SectorRef)
+	m := storage.Manifest{Ref: job.Ref{ProverID: "aa", SectorID: 2, InputDigest: "d", Proof: "2KiB"}, Partitions: 1}
+	key := storage.C2Key(m.Ref)
 	a, b, c := bytes.Repeat([]byte("A"), 1000), bytes.Repeat([]byte("B"), 1000), bytes.Repeat([]byte("C"), 1000)
 	if _, _, _, err := st.PutC2(ctx, m, a, nil); err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func TestPutC2ReplacesACorruptOrRejectedProof(t *testing.T) {
 	if err != nil || !created || !bytes.Equal(stored, b) || !errors.Is(replaced, storage.ErrChecksum) {
 		t.Fatalf("PutC2 over a rotten proof: created=%v replaced=%v err=%v", created, replaced, err)
 	}
-	if _, got, err := st.GetC2(ctx, m.SectorRef); err != nil || !bytes.Equal(got, b) {
+	if _, got, err := st.GetC2(ctx, m.Ref); err != nil || !bytes.Equal(got, b) {
 		t.Fatalf("after replacing a rotten proof: %v", err)
 	}
 	no := errors.New("does not verify")
@@ -253,7 +253,7 @@ func TestPutC2ReplacesACorruptOrRejectedProof(t *testing.T) {
 	if err != nil || !created || !errors.Is(replaced, no) {
 		t.Fatalf("PutC2 over a rejected proof: created=%v replaced=%v err=%v", created, replaced, err)
 	}
-	if _, got, err := st.GetC2(ctx, m.SectorRef); err != nil || !bytes.Equal(got, c) {
+	if _, got, err := st.GetC2(ctx, m.Ref); err != nil || !bytes.Equal(got, c) {
 		t.Fatalf("after replacing a rejected proof: %v", err)
 	}
 	// The same bytes stored again over their rotten copy: its recorded
@@ -267,7 +267,7 @@ func TestPutC2ReplacesACorruptOrRejectedProof(t *testing.T) {
 	if err != nil || !created || !errors.Is(replaced, storage.ErrChecksum) {
 		t.Fatalf("PutC2 of the same bytes over their rotten copy: created=%v replaced=%v err=%v", created, replaced, err)
 	}
-	if _, got, err := st.GetC2(ctx, m.SectorRef); err != nil || !bytes.Equal(got, c) {
+	if _, got, err := st.GetC2(ctx, m.Ref); err != nil || !bytes.Equal(got, c) {
 		t.Fatalf("after rewriting a rotten copy: %v", err)
 	}
 }

@@ -86,12 +86,12 @@ func newBatch(ctx workflow.Context, in job.BatchInput) *batch {
 	}
 	for _, d := range in.Done {
 		n := max(len(d.Partitions), d.NumPartitions)
-		b.prog[d.SectorRef.Identity()] = &job.Progress{SectorRef: d.SectorRef,
+		b.prog[d.Ref.Identity()] = &job.Progress{Ref: d.Ref,
 			Status: d.Status, Partitions: n, PartitionsDone: n}
 	}
 	for _, s := range in.Sectors {
 		if _, ok := b.prog[s.Identity()]; !ok {
-			b.prog[s.Identity()] = &job.Progress{SectorRef: s, Status: job.StatusPending}
+			b.prog[s.Identity()] = &job.Progress{Ref: s, Status: job.StatusPending}
 		}
 	}
 	if b.in.Submitted.IsZero() {
@@ -106,7 +106,7 @@ func (b *batch) progress() (job.BatchProgress, error) {
 	for _, p := range b.prog {
 		bp.Sectors = append(bp.Sectors, *p)
 	}
-	sort.Slice(bp.Sectors, func(i, j int) bool { return less(bp.Sectors[i].SectorRef, bp.Sectors[j].SectorRef) })
+	sort.Slice(bp.Sectors, func(i, j int) bool { return less(bp.Sectors[i].Ref, bp.Sectors[j].Ref) })
 	return bp, nil
 }
 
@@ -117,7 +117,7 @@ func (b *batch) receiveProgress(ctx workflow.Context, c workflow.ReceiveChannel)
 }
 
 func (b *batch) applyProgress(p job.Progress) {
-	if cur, ok := b.prog[p.SectorRef.Identity()]; ok && cur.Status != job.StatusDuplicate {
+	if cur, ok := b.prog[p.Ref.Identity()]; ok && cur.Status != job.StatusDuplicate {
 		*cur = p
 	}
 }
@@ -166,12 +166,12 @@ func (b *batch) startNext(ctx, childCtx workflow.Context, sel workflow.Selector)
 		switch {
 		case err == nil && lo.Valid:
 			b.inFlight--
-			b.record(job.SectorResult{SectorRef: ref, Status: job.StatusDuplicate,
+			b.record(job.SectorResult{Ref: ref, Status: job.StatusDuplicate,
 				C2Key: lo.C2Key, Started: start, Finished: workflow.Now(ctx)})
 			return
 		case b.canceled:
 			b.inFlight--
-			b.record(job.SectorResult{SectorRef: ref, Status: job.StatusCanceled,
+			b.record(job.SectorResult{Ref: ref, Status: job.StatusCanceled,
 				Started: start, Finished: workflow.Now(ctx)})
 			return
 		case err == nil && lo.Found:
@@ -182,17 +182,17 @@ func (b *batch) startNext(ctx, childCtx workflow.Context, sel workflow.Selector)
 }
 
 // lookupC2 checks a sector's stored C2 (job.ActLookupC2).
-func lookupC2(ctx workflow.Context, ref job.SectorRef, t job.Timeouts) workflow.Future {
+func lookupC2(ctx workflow.Context, ref job.Ref, t job.Timeouts) workflow.Future {
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, lookupOptions(t)), job.ActLookupC2, ref)
 }
 
 // startChild starts a sector's workflow. Its ID is the sector's identity:
 // one run at a time per identity, whatever batch submits it; a completed
 // one may run again (its C2 was missing or bad).
-func (b *batch) startChild(ctx, childCtx workflow.Context, sel workflow.Selector, ref job.SectorRef, seq int, start time.Time) {
+func (b *batch) startChild(ctx, childCtx workflow.Context, sel workflow.Selector, ref job.Ref, seq int, start time.Time) {
 	cctx := workflow.WithChildOptions(childCtx, sectorChildOptions(ref, b.in.Priority))
 	f := workflow.ExecuteChildWorkflow(cctx, job.SectorWorkflowName, job.SectorInput{
-		BatchID: b.in.BatchID, Order: job.DeviceOrder{Priority: b.in.Priority, Submitted: b.in.Submitted, Seq: seq}, SectorRef: ref,
+		BatchID: b.in.BatchID, Order: job.DeviceOrder{Priority: b.in.Priority, Submitted: b.in.Submitted, Seq: seq}, Ref: ref,
 		PartitionRetries: b.in.PartitionRetries, HostLossRetries: b.in.HostLossRetries, Timeouts: b.in.Timeouts, Deadline: b.in.Deadline})
 	sel.AddFuture(f, func(f workflow.Future) {
 		b.inFlight--
@@ -201,10 +201,10 @@ func (b *batch) startChild(ctx, childCtx workflow.Context, sel workflow.Selector
 }
 
 // sectorResult reads a finished sector workflow's outcome.
-func (b *batch) sectorResult(ctx workflow.Context, ref job.SectorRef, start time.Time, f workflow.Future) job.SectorResult {
+func (b *batch) sectorResult(ctx workflow.Context, ref job.Ref, start time.Time, f workflow.Future) job.SectorResult {
 	var r job.SectorResult
 	err := f.Get(ctx, &r)
-	r.ProverID, r.SectorID, r.C1Digest = ref.ProverID, ref.SectorID, ref.C1Digest
+	r.ProverID, r.SectorID, r.InputDigest = ref.ProverID, ref.SectorID, ref.InputDigest
 	if r.Started.IsZero() {
 		r.Started = start
 	}
@@ -227,7 +227,7 @@ func (b *batch) sectorResult(ctx workflow.Context, ref job.SectorRef, start time
 }
 
 func (b *batch) record(r job.SectorResult) {
-	b.prog[r.SectorRef.Identity()].Status = r.Status
+	b.prog[r.Ref.Identity()].Status = r.Status
 	if b.total > job.FullResultsMax {
 		r.NumPartitions, r.Partitions = len(r.Partitions), nil
 	}
@@ -247,22 +247,22 @@ func (b *batch) continued() job.BatchInput {
 // finish reports every sector, the ones a cancel kept from starting too.
 func (b *batch) finish() job.BatchResult {
 	for _, ref := range b.in.Sectors[b.next:] {
-		b.results = append(b.results, job.SectorResult{SectorRef: ref, Status: job.StatusCanceled})
+		b.results = append(b.results, job.SectorResult{Ref: ref, Status: job.StatusCanceled})
 		b.prog[ref.Identity()].Status = job.StatusCanceled
 	}
-	sort.Slice(b.results, func(i, j int) bool { return less(b.results[i].SectorRef, b.results[j].SectorRef) })
+	sort.Slice(b.results, func(i, j int) bool { return less(b.results[i].Ref, b.results[j].Ref) })
 	return job.BatchResult{BatchID: b.in.BatchID, Sectors: b.results}
 }
 
 // less orders sectors by number, then prover, then C1 digest.
-func less(a, b job.SectorRef) bool {
+func less(a, b job.Ref) bool {
 	if a.SectorID != b.SectorID {
 		return a.SectorID < b.SectorID
 	}
 	if a.ProverID != b.ProverID {
 		return a.ProverID < b.ProverID
 	}
-	return a.C1Digest < b.C1Digest
+	return a.InputDigest < b.InputDigest
 }
 
 // Register adds the workflows to a registry under their job names.

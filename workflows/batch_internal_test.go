@@ -32,12 +32,12 @@ func TestDrainSignalsBeforeContinueAsNew(t *testing.T) {
 		return b.continued(), nil
 	}
 	env.RegisterWorkflow(probe)
-	ref := job.SectorRef{ProverID: "aa", SectorID: 1, C1Digest: "d"}
+	ref := job.Ref{ProverID: "aa", SectorID: 1, InputDigest: "d"}
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(job.SignalProgress, job.Progress{SectorRef: ref, Status: job.StatusRunning, PartitionsDone: 3})
+		env.SignalWorkflow(job.SignalProgress, job.Progress{Ref: ref, Status: job.StatusRunning, PartitionsDone: 3})
 		env.SignalWorkflow(job.SignalCancel, nil)
 	}, time.Second)
-	env.ExecuteWorkflow(probe, job.BatchInput{BatchID: "b", Sectors: []job.SectorRef{ref}})
+	env.ExecuteWorkflow(probe, job.BatchInput{BatchID: "b", Sectors: []job.Ref{ref}})
 	var next job.BatchInput
 	if err := env.GetWorkflowResult(&next); err != nil {
 		t.Fatal(err)

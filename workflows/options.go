@@ -122,7 +122,7 @@ func releaseOptions(controlQueue string) workflow.ActivityOptions {
 // them: a canceled sector releases the witnesses it left on hosts, a
 // terminated one cannot. The policy is not part of the command replay
 // checks.
-func sectorChildOptions(ref job.SectorRef, priority int) workflow.ChildWorkflowOptions {
+func sectorChildOptions(ref job.Ref, priority int) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
 		WorkflowID:            job.SectorWorkflowID(ref),
 		TaskQueue:             job.QueueWorkflow,

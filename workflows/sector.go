@@ -80,7 +80,7 @@ func (s *sectorRun) failed(ctx workflow.Context, err error) (job.SectorResult, e
 		}
 		s.dropInput(ctx)
 		return s.fail(ctx, job.StatusFailed, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("%s: its deadline passed at %s", s.in.SectorRef, s.in.Deadline.UTC().Format(time.RFC3339Nano)), job.ErrDeadlinePassed, cause))
+			fmt.Sprintf("%s: its deadline passed at %s", s.in.Ref, s.in.Deadline.UTC().Format(time.RFC3339Nano)), job.ErrDeadlinePassed, cause))
 	}
 	return s.fail(ctx, statusOf(ctx, err), err)
 }
@@ -96,8 +96,8 @@ func (s *sectorRun) dropInput(ctx workflow.Context) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{TaskQueue: job.QueueWorkflow, StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
-	if err := workflow.ExecuteActivity(dctx, job.ActDropInput, s.in.SectorRef).Get(dctx, nil); err != nil {
-		workflow.GetLogger(ctx).Warn("the lapsed job's input was not dropped", "sector", s.in.SectorRef.String(), "error", err)
+	if err := workflow.ExecuteActivity(dctx, job.ActDropInput, s.in.Ref).Get(dctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("the lapsed job's input was not dropped", "sector", s.in.Ref.String(), "error", err)
 	}
 }
 
@@ -120,8 +120,8 @@ func newSectorRun(ctx workflow.Context, in job.SectorInput) *sectorRun {
 	}
 	return &sectorRun{
 		in: in, t: in.Timeouts.WithDefaults(), retries: retriesOf(in),
-		res:  job.SectorResult{SectorRef: in.SectorRef, Status: job.StatusRunning, Started: workflow.Now(ctx)},
-		prog: job.Progress{SectorRef: in.SectorRef, Status: job.StatusRunning},
+		res:  job.SectorResult{Ref: in.Ref, Status: job.StatusRunning, Started: workflow.Now(ctx)},
+		prog: job.Progress{Ref: in.Ref, Status: job.StatusRunning},
 	}
 }
 
@@ -131,7 +131,7 @@ func (s *sectorRun) report(ctx workflow.Context) { notifyParent(ctx, s.prog) }
 // fail ends the sector with status and err (the error's type kept).
 func (s *sectorRun) fail(ctx workflow.Context, status string, err error) (job.SectorResult, error) {
 	if status == job.StatusFailed {
-		workflow.GetLogger(ctx).Warn("sector failed", "sector", s.in.SectorRef.String(), "error", err) // the whole chain
+		workflow.GetLogger(ctx).Warn("sector failed", "sector", s.in.Ref.String(), "error", err) // the whole chain
 	}
 	s.res.Status, s.res.Error, s.res.Finished = status, brief(err), workflow.Now(ctx)
 	s.prog.Status = status
@@ -144,9 +144,9 @@ func (s *sectorRun) fail(ctx workflow.Context, status string, err error) (job.Se
 func (s *sectorRun) validate(ctx workflow.Context) (job.ValidateOutput, error) {
 	var v job.ValidateOutput
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, validateOptions(s.t)), job.ActValidateC1, s.in).Get(ctx, &v); err != nil {
-		return v, fmt.Errorf("%s: %w", s.in.SectorRef, err)
+		return v, fmt.Errorf("%s: %w", s.in.Ref, err)
 	}
-	s.res.Profile = v.Profile
+	s.res.Proof = v.Proof
 	s.prog.Partitions = v.Partitions
 	return v, nil
 }
@@ -170,7 +170,7 @@ func (s *sectorRun) provePartitions(ctx workflow.Context, v job.ValidateOutput) 
 			if err != nil {
 				s.prog.PartitionsFailed++
 				if firstErr == nil {
-					firstErr = fmt.Errorf("%s partition %d: %w", s.in.SectorRef, k, err)
+					firstErr = fmt.Errorf("%s partition %d: %w", s.in.Ref, k, err)
 					cancelPartitions() // the sector has failed: free the hosts
 				}
 			} else {
@@ -189,15 +189,15 @@ func (s *sectorRun) provePartitions(ctx workflow.Context, v job.ValidateOutput) 
 func (s *sectorRun) store(ctx workflow.Context, v job.ValidateOutput, proofs [][]byte) (job.SectorResult, error) {
 	storeCtx, _ := workflow.NewDisconnectedContext(ctx)
 	// The proof validation found, for a sector submitted without one.
-	ref := s.in.SectorRef
-	if ref.Profile == "" {
-		ref.Profile = v.Profile
+	ref := s.in.Ref
+	if ref.Proof == "" {
+		ref.Proof = v.Proof
 	}
 	var so job.StoreOutput
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(storeCtx, storeOptions(s.t)), job.ActStoreC2,
-		job.StoreInput{SectorRef: ref, Proofs: proofs, Partitions: s.res.Partitions}).Get(ctx, &so)
+		job.StoreInput{Ref: ref, Proofs: proofs, Partitions: s.res.Partitions}).Get(ctx, &so)
 	if err != nil {
-		return s.fail(ctx, job.StatusFailed, fmt.Errorf("%s: store C2: %w", s.in.SectorRef, err))
+		return s.fail(ctx, job.StatusFailed, fmt.Errorf("%s: store C2: %w", s.in.Ref, err))
 	}
 	s.res.C2Key, s.res.Status, s.res.Finished = so.C2Key, job.StatusProved, workflow.Now(ctx)
 	s.prog.Status = job.StatusProved
@@ -258,7 +258,7 @@ func (p *partitionRun) run(ctx workflow.Context) ([]byte, error) {
 		if err := p.count(err); err != nil {
 			return nil, err
 		}
-		logger.Warn("partition lost its witness; synthesizing again", "sector", p.in.SectorRef.String(), "partition", k, "host", so.Witness.Host,
+		logger.Warn("partition lost its witness; synthesizing again", "sector", p.in.Ref.String(), "partition", k, "host", so.Witness.Host,
 			"failures", p.pr.Failures, "host_losses", p.pr.HostLosses, "error", err)
 	}
 }
@@ -288,7 +288,7 @@ func (p *partitionRun) synthesize(ctx workflow.Context) (job.SynthOutput, error)
 	p.pr.Syntheses++
 	var so job.SynthOutput
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, synthOptions(p.t, p.in.Order.Priority)), job.ActSynthesize,
-		job.SynthInput{SectorRef: p.in.SectorRef, Partition: p.pr.Partition, ClaimWithin: p.t.HostQueue, Deadline: p.in.Deadline}).Get(ctx, &so)
+		job.SynthInput{Ref: p.in.Ref, Partition: p.pr.Partition, ClaimWithin: p.t.HostQueue, Deadline: p.in.Deadline}).Get(ctx, &so)
 	return so, err
 }
 
@@ -301,7 +301,7 @@ func (p *partitionRun) prove(ctx workflow.Context, w job.WitnessLocation) ([]byt
 	order := p.in.Order
 	order.Priority = job.TaskPriority(order.Priority)
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(w.DeviceQueue, p.t.Device, 1, p.t)), job.ActDevicePhase,
-		job.HandleInput{Witness: w, SectorRef: p.in.SectorRef, Order: order, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &do)
+		job.HandleInput{Witness: w, Ref: p.in.Ref, Order: order, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &do)
 	if err != nil {
 		return nil, w, err
 	}
@@ -317,7 +317,7 @@ func (p *partitionRun) prove(ctx workflow.Context, w job.WitnessLocation) ([]byt
 	}
 	var fo job.FinalizeOutput
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(held.FinalizeQueue, p.t.Finalize, p.t.FinalizeAttempts, p.t)), job.ActFinalize,
-		job.HandleInput{Witness: held, SectorRef: p.in.SectorRef, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &fo); err != nil {
+		job.HandleInput{Witness: held, Ref: p.in.Ref, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &fo); err != nil {
 		return nil, held, err
 	}
 	p.pr.FinalizeMS, p.pr.Done, p.pr.Error, p.pr.FinalizedAt = fo.FinalizeMS, true, "", workflow.Now(ctx)

@@ -37,7 +37,7 @@ type fakes struct {
 	// its cancellation.
 	onDevice func()
 	// lookup, if set, answers LookupC2 (default: nothing stored).
-	lookup func(job.SectorRef) job.LookupOutput
+	lookup func(job.Ref) job.LookupOutput
 	// synthFail returns an error for the n-th synthesis of a partition.
 	synthFail  func(k, n int) error
 	synthCount map[int]int
@@ -71,7 +71,7 @@ func (f *fakes) register(env interface {
 		if f.validate != nil {
 			return job.ValidateOutput{}, f.validate
 		}
-		return job.ValidateOutput{Profile: "2KiB", Partitions: f.partitions}, nil
+		return job.ValidateOutput{Proof: "2KiB", Partitions: f.partitions}, nil
 	}, activity.RegisterOptions{Name: job.ActValidateC1})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
 		inc(job.ActSynthesize)
@@ -134,11 +134,11 @@ func (f *fakes) register(env interface {
 		inc(job.ActRelease)
 		return nil
 	}, activity.RegisterOptions{Name: job.ActRelease})
-	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.SectorRef) error {
+	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.Ref) error {
 		inc(job.ActDropInput)
 		return nil
 	}, activity.RegisterOptions{Name: job.ActDropInput})
-	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.SectorRef) (job.LookupOutput, error) {
+	env.RegisterActivityWithOptions(func(ctx context.Context, ref job.Ref) (job.LookupOutput, error) {
 		inc(job.ActLookupC2)
 		if f.lookup != nil {
 			return f.lookup(ref), nil
@@ -156,7 +156,7 @@ func sectorEnv(t *testing.T, f *fakes) *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
-var sector = job.SectorInput{SectorRef: job.SectorRef{ProverID: "aa", SectorID: 1, C1Digest: "d"}}
+var sector = job.SectorInput{Ref: job.Ref{ProverID: "aa", SectorID: 1, InputDigest: "d"}}
 
 func TestSectorProvesEveryPartition(t *testing.T) {
 	f := newFakes(4)
@@ -287,8 +287,8 @@ func TestBatchCancel(t *testing.T) {
 			env.RegisterDelayedCallback(func() { env.SignalWorkflow(job.SignalCancel, nil) }, 100*time.Millisecond)
 		})
 	}
-	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 1, Sectors: []job.SectorRef{
-		{ProverID: "aa", SectorID: 1, C1Digest: "d"}, {ProverID: "aa", SectorID: 2, C1Digest: "d"}}})
+	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 1, Sectors: []job.Ref{
+		{ProverID: "aa", SectorID: 1, InputDigest: "d"}, {ProverID: "aa", SectorID: 2, InputDigest: "d"}}})
 	var res job.BatchResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -309,9 +309,9 @@ func TestBatchCancel(t *testing.T) {
 func TestBatchProvesAllAndReportsProgress(t *testing.T) {
 	f := newFakes(2)
 	env := sectorEnv(t, f)
-	var sectors []job.SectorRef
+	var sectors []job.Ref
 	for i := uint64(1); i <= 5; i++ {
-		sectors = append(sectors, job.SectorRef{ProverID: "aa", SectorID: i, C1Digest: "d"})
+		sectors = append(sectors, job.Ref{ProverID: "aa", SectorID: i, InputDigest: "d"})
 	}
 	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 2, ContinueAfter: 100, Sectors: sectors})
 	var res job.BatchResult
@@ -347,9 +347,9 @@ func TestLargeBatchResultStaysSmall(t *testing.T) {
 	f := newFakes(10)
 	env := sectorEnv(t, f)
 	n := job.FullResultsMax + 1
-	var sectors []job.SectorRef
+	var sectors []job.Ref
 	for i := 1; i <= n; i++ {
-		sectors = append(sectors, job.SectorRef{ProverID: "aa", SectorID: uint64(i), C1Digest: "d"})
+		sectors = append(sectors, job.Ref{ProverID: "aa", SectorID: uint64(i), InputDigest: "d"})
 	}
 	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "big", MaxInFlight: 16, ContinueAfter: 60, Sectors: sectors})
 	var res job.BatchResult
@@ -394,7 +394,7 @@ func TestLargeBatchResultStaysSmall(t *testing.T) {
 func TestBatchCancelBeforeContinueAsNew(t *testing.T) {
 	f := newFakes(1)
 	env := sectorEnv(t, f)
-	f.lookup = func(ref job.SectorRef) job.LookupOutput {
+	f.lookup = func(ref job.Ref) job.LookupOutput {
 		if ref.SectorID == 1 {
 			// The test environment runs its callbacks in the order they
 			// were posted: this signal's, then the lookup's result, as a
@@ -405,7 +405,7 @@ func TestBatchCancelBeforeContinueAsNew(t *testing.T) {
 		return job.LookupOutput{}
 	}
 	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 1, ContinueAfter: 1,
-		Sectors: []job.SectorRef{{ProverID: "aa", SectorID: 1, C1Digest: "d"}, {ProverID: "aa", SectorID: 3, C1Digest: "d"}}})
+		Sectors: []job.Ref{{ProverID: "aa", SectorID: 1, InputDigest: "d"}, {ProverID: "aa", SectorID: 3, InputDigest: "d"}}})
 	var res job.BatchResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatalf("batch did not end canceled: %v", err)
@@ -423,7 +423,7 @@ func TestBatchCanceledAcrossContinueAsNew(t *testing.T) {
 	f := newFakes(1)
 	env := sectorEnv(t, f)
 	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", Canceled: true,
-		Sectors: []job.SectorRef{{ProverID: "aa", SectorID: 5, C1Digest: "d"}}})
+		Sectors: []job.Ref{{ProverID: "aa", SectorID: 5, InputDigest: "d"}}})
 	var res job.BatchResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
@@ -503,7 +503,7 @@ func TestSectorFailureIsOneLine(t *testing.T) {
 		t.Fatalf("got %v, want a NoKeys application error", err)
 	}
 	msg := ae.Message()
-	for _, want := range []string{sector.SectorRef.String(), "partition 1", "synthesize", "no proving keys for StackedDrg2KiBV1_1", "open v28.params"} {
+	for _, want := range []string{sector.Ref.String(), "partition 1", "synthesize", "no proving keys for StackedDrg2KiBV1_1", "open v28.params"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the sector's error %q lacks %q", msg, want)
 		}
@@ -666,7 +666,7 @@ func TestUrgentBatchHeartbeatsEverywhere(t *testing.T) {
 	}
 	// The test environment tells of the activities of the workflow it
 	// runs, not of its children: the sector's are run on their own.
-	run(job.BatchWorkflowName, job.BatchInput{BatchID: "b", Priority: 1, Timeouts: job.UrgentTimeouts(), Sectors: []job.SectorRef{sector.SectorRef}})
+	run(job.BatchWorkflowName, job.BatchInput{BatchID: "b", Priority: 1, Timeouts: job.UrgentTimeouts(), Sectors: []job.Ref{sector.Ref}})
 	in := sector
 	in.Order.Priority, in.Timeouts = 1, job.UrgentTimeouts()
 	run(job.SectorWorkflowName, in)

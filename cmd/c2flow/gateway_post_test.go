@@ -239,7 +239,7 @@ func TestGatewayProvesPoSt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobID := scheme.KindWinningPoSt + "/" + a.Ref.Profile + "/" + a.Ref.Identity()
+	jobID := scheme.KindWinningPoSt + "/" + a.Ref.Proof + "/" + a.Ref.Identity()
 	res, err := curio.svc.AwaitProof(ctx, &cuzkpb.AwaitProofRequest{JobId: jobID, TimeoutMs: 60_000})
 	if err != nil || res.Status != cuzkpb.AwaitProofResponse_FAILED || !strings.Contains(res.ErrorMessage, "deadline passed") {
 		t.Errorf("the late winning proof's job: %v %v, want FAILED naming its deadline", res, err)

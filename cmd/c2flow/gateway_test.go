@@ -714,7 +714,7 @@ func TestGatewayPlaysCurio(t *testing.T) {
 }
 
 // jobIdentity is the sector identity a gateway job id names.
-func jobIdentity(t testing.TB, jobID string) job.SectorRef {
+func jobIdentity(t testing.TB, jobID string) job.Ref {
 	t.Helper()
 	parts := strings.Split(jobID, "/")
 	if len(parts) != 5 || parts[0] != "porep" {
@@ -724,7 +724,7 @@ func jobIdentity(t testing.TB, jobID string) job.SectorRef {
 	if err != nil {
 		t.Fatalf("job id %q: %v", jobID, err)
 	}
-	return job.SectorRef{ProverID: parts[2], SectorID: n, C1Digest: parts[4], Profile: parts[1]}
+	return job.Ref{ProverID: parts[2], SectorID: n, InputDigest: parts[4], Proof: parts[1]}
 }
 
 // waitSectorRunning waits until the sector's C1 is in S3 (the gateway

@@ -142,8 +142,8 @@ func TestStatusOfTerminatedBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	ref := job.NewSectorRef([32]byte{1}, 1, []byte("c1"))
-	if _, err := batch.Submit(ctx, c, []job.SectorRef{ref}, batch.Options{BatchID: "stopped"}); err != nil {
+	ref := job.NewRef([32]byte{1}, 1, []byte("c1"))
+	if _, err := batch.Submit(ctx, c, []job.Ref{ref}, batch.Options{BatchID: "stopped"}); err != nil {
 		t.Fatal(err)
 	}
 	status := func() (string, error) {

@@ -119,7 +119,7 @@ func TestWorkerOverMutualTLS(t *testing.T) {
 	}
 	defer c.Close()
 	c1s := []*porep.C1{poreptest.Sector(t, "2KiB", 201).C1(), poreptest.Sector(t, "2KiB", 202).C1()}
-	var refs []job.SectorRef
+	var refs []job.Ref
 	for _, c1 := range c1s {
 		ref, err := schemetest.PutC1(ctx, store, c1)
 		if err != nil {

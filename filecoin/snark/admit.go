@@ -35,55 +35,55 @@ var (
 // bytes (CanonicalC1), not the envelope: the same C1 in another envelope
 // (reindented, its keys reordered, its base64 in lines) is the same job,
 // and `c2flow submit` of its C1 file too.
-func (sc *Scheme) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, []byte, error) {
+func (sc *Scheme) Admit(ctx context.Context, r scheme.Request) (job.Ref, []byte, error) {
 	if r.RegisteredProof > math.MaxInt64 {
-		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, proofs.ErrUnknown)
+		return job.Ref{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, proofs.ErrUnknown)
 	}
 	info, err := proofs.ByID(int64(r.RegisteredProof))
 	if err != nil {
 		if d, derr := proofs.Describe(proofs.RegisteredSealProof(r.RegisteredProof)); derr == nil {
-			return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d is %s: c2flow does not prove it (%w)", r.RegisteredProof, d.Name, err)
+			return job.Ref{}, nil, fmt.Errorf("registered_proof %d is %s: c2flow does not prove it (%w)", r.RegisteredProof, d.Name, err)
 		}
-		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, err)
+		return job.Ref{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, err)
 	}
 	if r.SectorSize != 0 && r.SectorSize != info.SectorSize {
-		return job.SectorRef{}, nil, fmt.Errorf("sector_size %d, but registered_proof %d (%s) has %d-byte sectors", r.SectorSize, r.RegisteredProof, info.Name, info.SectorSize)
+		return job.Ref{}, nil, fmt.Errorf("sector_size %d, but registered_proof %d (%s) has %d-byte sectors", r.SectorSize, r.RegisteredProof, info.Name, info.SectorSize)
 	}
 	if err := seal.CheckSectorID(r.SectorNumber, "sector_number"); err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	limit, err := c1.MaxInputSize(info.Proof)
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	if int64(len(r.Envelope)) > limit {
-		return job.SectorRef{}, nil, fmt.Errorf("vanilla_proof is %d bytes, over the %d-byte bound of a %s C1 envelope: not decoded", len(r.Envelope), limit, info.Name)
+		return job.Ref{}, nil, fmt.Errorf("vanilla_proof is %d bytes, over the %d-byte bound of a %s C1 envelope: not decoded", len(r.Envelope), limit, info.Name)
 	}
 	a, err := c1.DecodeBytes(r.Envelope, c1.WithProof(info.Proof))
 	if err != nil {
 		if errors.Is(err, c1.ErrProofMismatch) {
-			return job.SectorRef{}, nil, fmt.Errorf("vanilla_proof's C1 is not of registered_proof %d (%s): %w", r.RegisteredProof, info.Name, err)
+			return job.Ref{}, nil, fmt.Errorf("vanilla_proof's C1 is not of registered_proof %d (%s): %w", r.RegisteredProof, info.Name, err)
 		}
-		return job.SectorRef{}, nil, fmt.Errorf("vanilla_proof: %w", err)
+		return job.Ref{}, nil, fmt.Errorf("vanilla_proof: %w", err)
 	}
 	if !a.Wrapped {
-		return job.SectorRef{}, nil, errors.New(`vanilla_proof is a bare C1: Curio sends the C1OutputWrapper envelope {"SectorNum","Phase1Out","SectorSize"}`)
+		return job.Ref{}, nil, errors.New(`vanilla_proof is a bare C1: Curio sends the C1OutputWrapper envelope {"SectorNum","Phase1Out","SectorSize"}`)
 	}
 	if n, _, err := WrappedSectorID(a); err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("vanilla_proof: %w", err)
+		return job.Ref{}, nil, fmt.Errorf("vanilla_proof: %w", err)
 	} else if n != r.SectorNumber {
-		return job.SectorRef{}, nil, fmt.Errorf("the envelope's SectorNum is %d, sector_number is %d", n, r.SectorNumber)
+		return job.Ref{}, nil, fmt.Errorf("the envelope's SectorNum is %d, sector_number is %d", n, r.SectorNumber)
 	}
 	prover := proofs.ProverID(r.MinerID)
 	s, err := bindC1(a.C1, prover, r.SectorNumber)
 	if err != nil {
 		if errors.Is(err, seal.ErrReplicaID) {
-			return job.SectorRef{}, nil, fmt.Errorf("miner %d (prover id %x): not this miner's sector: %w", r.MinerID, prover[:10], err)
+			return job.Ref{}, nil, fmt.Errorf("miner %d (prover id %x): not this miner's sector: %w", r.MinerID, prover[:10], err)
 		}
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	if err := s.Verify(ctx); err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("the C1 does not verify natively: %w", err)
+		return job.Ref{}, nil, fmt.Errorf("the C1 does not verify natively: %w", err)
 	}
 	return canonicalRef(a.C1, prover, r.SectorNumber)
 }
@@ -96,19 +96,19 @@ func (sc *Scheme) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, [
 // The input is built by BuildUpdateInput, as `c2flow submit --snap-vproof`
 // builds it, and identified as any update input file: a request sent with
 // CIDs and one with raw bytes are one job.
-func (s *UpdateScheme) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, []byte, error) {
+func (s *UpdateScheme) Admit(ctx context.Context, r scheme.Request) (job.Ref, []byte, error) {
 	if r.RegisteredProof > math.MaxInt64 {
-		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d: not a registered update proof", r.RegisteredProof)
+		return job.Ref{}, nil, fmt.Errorf("registered_proof %d: not a registered update proof", r.RegisteredProof)
 	}
 	info, err := proofs.LookupUpdate(proofs.RegisteredUpdateProof(r.RegisteredProof))
 	if err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("registered_proof: %w", err)
+		return job.Ref{}, nil, fmt.Errorf("registered_proof: %w", err)
 	}
 	if r.SectorSize != 0 && r.SectorSize != info.SectorSize {
-		return job.SectorRef{}, nil, fmt.Errorf("sector_size %d, but registered_proof %d (update %s) has %d-byte sectors", r.SectorSize, r.RegisteredProof, info.Name, info.SectorSize)
+		return job.Ref{}, nil, fmt.Errorf("sector_size %d, but registered_proof %d (update %s) has %d-byte sectors", r.SectorSize, r.RegisteredProof, info.Name, info.SectorSize)
 	}
 	if err := seal.CheckSectorID(r.SectorNumber, "sector_number"); err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	prover := proofs.ProverID(r.MinerID)
 	if r.ProverID != nil {
@@ -117,7 +117,7 @@ func (s *UpdateScheme) Admit(ctx context.Context, r scheme.Request) (job.SectorR
 	req := UpdateRequest{Proof: info, ProverID: prover, SectorID: r.SectorNumber, Vanilla: r.Vanilla, CurioJSON: r.Envelope,
 		Source: "vanilla_proofs"}
 	if _, err := req.checkVanilla(); err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	for _, c := range []struct {
 		name string
@@ -126,12 +126,12 @@ func (s *UpdateScheme) Admit(ctx context.Context, r scheme.Request) (job.SectorR
 		dst  *[32]byte
 	}{{"comm_r_old", r.CommROld, commcid.Sealed, &req.CommROld}, {"comm_r_new", r.CommRNew, commcid.Sealed, &req.CommRNew}, {"comm_d_new", r.CommDNew, commcid.Unsealed, &req.CommDNew}} {
 		if *c.dst, err = commcid.Parse(c.b, c.k); err != nil {
-			return job.SectorRef{}, nil, fmt.Errorf("%s: %w", c.name, err)
+			return job.Ref{}, nil, fmt.Errorf("%s: %w", c.name, err)
 		}
 	}
 	raw, err := BuildUpdateInput(req)
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	return s.Identify(ctx, "", raw, scheme.Hints{})
 }

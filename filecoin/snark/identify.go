@@ -26,26 +26,26 @@ import (
 // verified natively against that identity. Its canonical bytes are the
 // bare C1 as filecoin-ffi's serde writes it (CanonicalC1), in whichever
 // form it came.
-func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, []byte, error) {
+func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.Ref, []byte, error) {
 	return sc.IdentifyPublic(ctx, name, raw, Public{ProverID: h.ProverID, SectorID: h.SectorID})
 }
 
 // IdentifyPublic is Identify with every public datum a user may give
 // (c2flow c1 check's flags).
-func (sc *Scheme) IdentifyPublic(ctx context.Context, name string, raw []byte, h Public) (job.SectorRef, []byte, error) {
+func (sc *Scheme) IdentifyPublic(ctx context.Context, name string, raw []byte, h Public) (job.Ref, []byte, error) {
 	if h.ProverID == "" && h.SectorID != "" {
-		return job.SectorRef{}, nil, fmt.Errorf("--sector-id needs --prover-id")
+		return job.Ref{}, nil, fmt.Errorf("--sector-id needs --prover-id")
 	}
 	a, err := c1.Decode(bytes.NewReader(raw))
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	pub, source, err := PublicFor(name, a, h)
 	if err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("public data (%s): %w", source, err)
+		return job.Ref{}, nil, fmt.Errorf("public data (%s): %w", source, err)
 	}
 	if pub == nil {
-		return job.SectorRef{}, nil, fmt.Errorf("a %s C1 is proved for one prover's sector: give --prover-id (and --sector-id), or keep the sectors.json that c2flow seal wrote beside it", a.C1.RegisteredProof)
+		return job.Ref{}, nil, fmt.Errorf("a %s C1 is proved for one prover's sector: give --prover-id (and --sector-id), or keep the sectors.json that c2flow seal wrote beside it", a.C1.RegisteredProof)
 	}
 	return sc.bind(ctx, raw, pub, source)
 }
@@ -57,21 +57,21 @@ type Public = c1.Given
 // bind binds raw to pub's prover and sector (replica id, Commit2In
 // SectorNum), verifies it natively and returns its identity, the digest
 // of its canonical bytes, with them.
-func (sc *Scheme) bind(ctx context.Context, raw []byte, pub *seal.SectorPublic, source string) (job.SectorRef, []byte, error) {
-	id := job.SectorRef{ProverID: hex.EncodeToString(pub.ProverID[:]), SectorID: pub.SectorID, Profile: pub.Proof.String()}
+func (sc *Scheme) bind(ctx context.Context, raw []byte, pub *seal.SectorPublic, source string) (job.Ref, []byte, error) {
+	id := job.Ref{ProverID: hex.EncodeToString(pub.ProverID[:]), SectorID: pub.SectorID, Proof: pub.Proof.String()}
 	s, err := sc.DecodeSector(raw, id)
 	if err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("identity (%s): %w", source, err)
+		return job.Ref{}, nil, fmt.Errorf("identity (%s): %w", source, err)
 	}
 	// Against every public datum given, not only the identity: a
 	// sectors.json's comm_r or proof that the C1 does not match is caught
 	// here, as `c2flow c1 check` catches it.
 	full, err := NewSector(s.C1(), pub)
 	if err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("public data (%s): %w", source, err)
+		return job.Ref{}, nil, fmt.Errorf("public data (%s): %w", source, err)
 	}
 	if err := full.Verify(ctx); err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("does not verify natively against its public data (%s), not submitted: %w", source, err)
+		return job.Ref{}, nil, fmt.Errorf("does not verify natively against its public data (%s), not submitted: %w", source, err)
 	}
 	return canonicalRef(s.C1(), pub.ProverID, pub.SectorID)
 }
@@ -102,13 +102,13 @@ func CanonicalC1(c *c1.SealCommitPhase1Output) ([]byte, error) {
 // canonicalRef is the identity of c, bound to prover's sector, with its
 // canonical bytes: the digest is theirs, so the same C1 in other bytes is
 // the same job.
-func canonicalRef(c *c1.SealCommitPhase1Output, prover [32]byte, sector uint64) (job.SectorRef, []byte, error) {
+func canonicalRef(c *c1.SealCommitPhase1Output, prover [32]byte, sector uint64) (job.Ref, []byte, error) {
 	canon, err := CanonicalC1(c)
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
-	ref := job.NewSectorRef(prover, sector, canon)
-	ref.Profile = c.RegisteredProof.String()
+	ref := job.NewRef(prover, sector, canon)
+	ref.Proof = c.RegisteredProof.String()
 	return ref, canon, nil
 }
 

@@ -53,7 +53,7 @@ type form struct {
 // sameJob checks that each form, through identify (a file's Identify, a
 // request's Admit), is the job want with the canonical bytes canon, and
 // is not canon's own bytes (else it would prove nothing).
-func sameJob(t *testing.T, how string, forms []form, want job.SectorRef, canon []byte, identify func(raw []byte) (job.SectorRef, []byte, error)) {
+func sameJob(t *testing.T, how string, forms []form, want job.Ref, canon []byte, identify func(raw []byte) (job.Ref, []byte, error)) {
 	t.Helper()
 	for _, f := range forms {
 		if bytes.Equal(f.raw, canon) {
@@ -65,7 +65,7 @@ func sameJob(t *testing.T, how string, forms []form, want job.SectorRef, canon [
 			continue
 		}
 		if ref != want || !bytes.Equal(b, canon) {
-			t.Errorf("%s, %s: identity %s %s (%d canonical bytes), want %s", how, f.name, ref.Identity(), ref.Profile, len(b), want.Identity())
+			t.Errorf("%s, %s: identity %s %s (%d canonical bytes), want %s", how, f.name, ref.Identity(), ref.Proof, len(b), want.Identity())
 		}
 	}
 }
@@ -134,13 +134,13 @@ func TestPoRepIdentityIsContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.C1Digest != job.Digest(canon) || !bytes.Equal(got, canon) || want.SectorID != sector || want.Profile != info.Name {
+	if want.InputDigest != job.Digest(canon) || !bytes.Equal(got, canon) || want.SectorID != sector || want.Proof != info.Name {
 		t.Fatalf("the canonical C1 is not its own canonical form: %+v", want)
 	}
-	sameJob(t, "file", files, want, canon, func(raw []byte) (job.SectorRef, []byte, error) {
+	sameJob(t, "file", files, want, canon, func(raw []byte) (job.Ref, []byte, error) {
 		return sc.Identify(ctx, "5.c1.json", raw, hints)
 	})
-	sameJob(t, "request", envelopes, want, canon, func(raw []byte) (job.SectorRef, []byte, error) {
+	sameJob(t, "request", envelopes, want, canon, func(raw []byte) (job.Ref, []byte, error) {
 		return sc.Admit(ctx, scheme.Request{Kind: scheme.KindPoRep, RegisteredProof: uint64(proofs.StackedDrg2KiBV1_1),
 			MinerID: miner, SectorNumber: sector, SectorSize: info.SectorSize, Envelope: raw})
 	})
@@ -148,7 +148,7 @@ func TestPoRepIdentityIsContent(t *testing.T) {
 	if _, err := sc.Decode(got, want); err != nil {
 		t.Fatalf("the canonical bytes do not decode: %v", err)
 	}
-	if limit, err := sc.MaxC1Bytes(want.Profile); err != nil || int64(len(got)) > limit {
+	if limit, err := sc.MaxC1Bytes(want.Proof); err != nil || int64(len(got)) > limit {
 		t.Errorf("%d canonical bytes, the workers' bound %d (%v)", len(got), limit, err)
 	}
 
@@ -166,8 +166,8 @@ func TestPoRepIdentityIsContent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if ref.C1Digest == want.C1Digest {
-			t.Errorf("%s: the identity of sector 5's C1 (%s)", name, ref.C1Digest)
+		if ref.InputDigest == want.InputDigest {
+			t.Errorf("%s: the identity of sector 5's C1 (%s)", name, ref.InputDigest)
 		}
 	}
 }
@@ -207,11 +207,11 @@ func TestUpdateIdentityIsContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.C1Digest != job.Digest(canon) || !bytes.Equal(got, canon) {
+	if want.InputDigest != job.Digest(canon) || !bytes.Equal(got, canon) {
 		t.Fatalf("the test updater's input is not canonical: %+v", want)
 	}
 	files := []form{{"reindented", indented}, {"keys reversed", reversed}, {"hex in upper case with 0x", []byte(upper)}, {"base64 in lines", []byte(inLines)}}
-	sameJob(t, "file", files, want, canon, func(raw []byte) (job.SectorRef, []byte, error) {
+	sameJob(t, "file", files, want, canon, func(raw []byte) (job.Ref, []byte, error) {
 		return u.Identify(ctx, "50.update.json", raw, scheme.Hints{})
 	})
 	curio, err := json.Marshal(in.Vanilla)
@@ -231,7 +231,7 @@ func TestUpdateIdentityIsContent(t *testing.T) {
 			continue
 		}
 		if ref != want || !bytes.Equal(b, canon) {
-			t.Errorf("request, %s: identity %s %s (%d canonical bytes), want %s", name, ref.Identity(), ref.Profile, len(b), want.Identity())
+			t.Errorf("request, %s: identity %s %s (%d canonical bytes), want %s", name, ref.Identity(), ref.Proof, len(b), want.Identity())
 		}
 	}
 	if _, err := u.Decode(got, want); err != nil {
@@ -241,8 +241,8 @@ func TestUpdateIdentityIsContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref.C1Digest == want.C1Digest {
-		t.Errorf("sector 51's update has sector 50's identity (%s)", ref.C1Digest)
+	if ref.InputDigest == want.InputDigest {
+		t.Errorf("sector 51's update has sector 50's identity (%s)", ref.InputDigest)
 	}
 }
 
@@ -296,7 +296,7 @@ func TestDecodeIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg2KiBV1_1"}
+	id := job.Ref{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: "StackedDrg2KiBV1_1"}
 	for name, b := range map[string][]byte{"raw": raw, "Commit2In": wrapped} {
 		sec, err := s.Decode(b, id)
 		if err != nil {
@@ -314,7 +314,7 @@ func TestDecodeIdentity(t *testing.T) {
 		}
 	}
 	anyProof := id
-	anyProof.Profile = ""
+	anyProof.Proof = ""
 	if _, err := s.Decode(raw, anyProof); err != nil {
 		t.Fatalf("undeclared proof: %v", err)
 	}
@@ -324,18 +324,18 @@ func TestDecodeIdentity(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		raw  []byte
-		id   job.SectorRef
+		id   job.Ref
 		want []string
 		is   error
 	}{
-		{"wrong prover id", raw, job.SectorRef{ProverID: seal.Hex32(otherProver), SectorID: 7}, []string{"replica_id", "sector 7"}, seal.ErrReplicaID},
-		{"wrong sector id", raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 8}, []string{"replica_id", "sector 8"}, seal.ErrReplicaID},
-		{"wrong declared proof (V1)", raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg2KiBV1"}, []string{"declared proof StackedDrg2KiBV1", "registered_proof"}, c1.ErrProofMismatch},
-		{"wrong declared size", raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "StackedDrg8MiBV1_1"}, []string{"declared proof StackedDrg8MiBV1_1"}, c1.ErrProofMismatch},
-		{"foreign declared proof", raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: "2KiB"}, []string{"declared proof", `"2KiB"`}, proofs.ErrUnknown},
-		{"Commit2In SectorNum", wrapped, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 9}, []string{"SectorNum is 7", "id is 9"}, nil},
-		{"no prover id", raw, job.SectorRef{SectorID: 7}, []string{"no prover id"}, nil},
-		{"bad prover id", raw, job.SectorRef{ProverID: "0x12", SectorID: 7}, []string{"prover id", "0x12"}, nil},
+		{"wrong prover id", raw, job.Ref{ProverID: seal.Hex32(otherProver), SectorID: 7}, []string{"replica_id", "sector 7"}, seal.ErrReplicaID},
+		{"wrong sector id", raw, job.Ref{ProverID: seal.Hex32(testProver), SectorID: 8}, []string{"replica_id", "sector 8"}, seal.ErrReplicaID},
+		{"wrong declared proof (V1)", raw, job.Ref{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: "StackedDrg2KiBV1"}, []string{"declared proof StackedDrg2KiBV1", "registered_proof"}, c1.ErrProofMismatch},
+		{"wrong declared size", raw, job.Ref{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: "StackedDrg8MiBV1_1"}, []string{"declared proof StackedDrg8MiBV1_1"}, c1.ErrProofMismatch},
+		{"foreign declared proof", raw, job.Ref{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: "2KiB"}, []string{"declared proof", `"2KiB"`}, proofs.ErrUnknown},
+		{"Commit2In SectorNum", wrapped, job.Ref{ProverID: seal.Hex32(testProver), SectorID: 9}, []string{"SectorNum is 7", "id is 9"}, nil},
+		{"no prover id", raw, job.Ref{SectorID: 7}, []string{"no prover id"}, nil},
+		{"bad prover id", raw, job.Ref{ProverID: "0x12", SectorID: 7}, []string{"prover id", "0x12"}, nil},
 		{"garbage", []byte("not a C1"), id, []string{"c1: "}, c1.ErrSyntax},
 		{"unknown field", bytes.Replace(raw, []byte(`"seed":`), []byte(`"extra":1,"seed":`), 1), id, []string{"extra"}, c1.ErrUnknownField},
 		{"bad domain", bytes.Replace(raw, []byte(`"comm_r":[`), []byte(`"comm_r":[256,`), 1), id, []string{"comm_r"}, nil},
@@ -413,7 +413,7 @@ func TestIdentifyChecksSectorsJSON(t *testing.T) {
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
-		case c.want == "" && (ref.SectorID != 3 || ref.Profile != "StackedDrg2KiBV1_1"):
+		case c.want == "" && (ref.SectorID != 3 || ref.Proof != "StackedDrg2KiBV1_1"):
 			t.Errorf("%s: %+v", c.name, ref)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)

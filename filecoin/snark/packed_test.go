@@ -28,7 +28,7 @@ func TestPackedMatchesDense2KiB(t *testing.T) {
 	type kindJob struct {
 		name string
 		sc   scheme.Scheme
-		ref  job.SectorRef
+		ref  job.Ref
 		raw  []byte
 	}
 	var jobs []kindJob
@@ -38,7 +38,7 @@ func TestPackedMatchesDense2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs = append(jobs, kindJob{"PoRep", set[0], job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 12, Profile: "StackedDrg2KiBV1_1"}, raw})
+	jobs = append(jobs, kindJob{"PoRep", set[0], job.Ref{ProverID: seal.Hex32(testProver), SectorID: 12, Proof: "StackedDrg2KiBV1_1"}, raw})
 
 	up := updateInputs(t, 40, 1)[0]
 	sc, ref, canon, err := set.Identify(ctx, "40.update.json", up, scheme.Hints{})
@@ -55,22 +55,22 @@ func TestPackedMatchesDense2KiB(t *testing.T) {
 			t.Fatal(err)
 		}
 		ref, raw := a.Ref, a.Input
-		sc, err := set.For(ref.Profile)
+		sc, err := set.For(ref.Proof)
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs = append(jobs, kindJob{ref.Profile, sc, ref, raw})
+		jobs = append(jobs, kindJob{ref.Proof, sc, ref, raw})
 	}
 
 	for _, j := range jobs {
-		if err := set.EnsureKeys(ctx, []string{j.ref.Profile}, true, &bytes.Buffer{}); err != nil {
+		if err := set.EnsureKeys(ctx, []string{j.ref.Proof}, true, &bytes.Buffer{}); err != nil {
 			t.Fatal(err)
 		}
 		sec, err := j.sc.Decode(j.raw, j.ref)
 		if err != nil {
 			t.Fatalf("%s: %v", j.name, err)
 		}
-		circ, err := j.sc.Circuit(ctx, j.ref.Profile)
+		circ, err := j.sc.Circuit(ctx, j.ref.Proof)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,38 +115,38 @@ var postKind = &kindSpec[proofs.PoStProofInfo, *circuitOf[*PoStSector], *verifie
 // proof; hints, where given, must agree (the sector hint with its first
 // sector). Its vanilla proofs are verified natively; the canonical input
 // (PoStInput.Encode of the decoding) is what is stored.
-func (s *PoStScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, []byte, error) {
+func (s *PoStScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.Ref, []byte, error) {
 	in, err := DecodePoStInput(raw)
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	if err := checkHints(h, in.ProverID, in.FirstSector(), "the PoSt input", "the PoSt input's first sector is"); err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	return s.bind(ctx, in)
 }
 
 // bind verifies in's vanilla proofs natively and gives its identity and
 // canonical bytes.
-func (s *PoStScheme) bind(ctx context.Context, in *PoStInput) (job.SectorRef, []byte, error) {
+func (s *PoStScheme) bind(ctx context.Context, in *PoStInput) (job.Ref, []byte, error) {
 	raw, err := in.Encode()
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
-	ref := job.NewSectorRef(in.ProverID, in.FirstSector(), raw)
-	ref.Profile = in.Proof.Name
+	ref := job.NewRef(in.ProverID, in.FirstSector(), raw)
+	ref.Proof = in.Proof.Name
 	sec, err := NewPoStSector(in)
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	if err := sec.Verify(ctx); err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	return ref, raw, nil
 }
 
 // Decode implements scheme.Scheme (DecodePoSt).
-func (s *PoStScheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error) {
+func (s *PoStScheme) Decode(raw []byte, id job.Ref) (scheme.Sector, error) {
 	return s.DecodePoSt(raw, id)
 }
 
@@ -154,13 +154,13 @@ func (s *PoStScheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error)
 // it is id's (its prover, first sector and, where id names one, its
 // proof) and lays out its partition, verifying every opening natively
 // (post.NewPartition): a bad one names its sector and challenge.
-func (*PoStScheme) DecodePoSt(raw []byte, id job.SectorRef) (*PoStSector, error) {
+func (*PoStScheme) DecodePoSt(raw []byte, id job.Ref) (*PoStSector, error) {
 	in, err := DecodePoStInput(raw)
 	if err != nil {
 		return nil, err
 	}
-	if id.Profile != "" && id.Profile != in.Proof.Name {
-		return nil, fmt.Errorf("PoSt input: of %s, not of the declared %s: %w", in.Proof.Name, id.Profile, ErrBadPoStInput)
+	if id.Proof != "" && id.Proof != in.Proof.Name {
+		return nil, fmt.Errorf("PoSt input: of %s, not of the declared %s: %w", in.Proof.Name, id.Proof, ErrBadPoStInput)
 	}
 	if p := hex.EncodeToString(in.ProverID[:]); p != id.ProverID {
 		return nil, fmt.Errorf("PoSt input: of prover %s, not of the job's prover %s: %w", p, id.ProverID, ErrBadPoStInput)
@@ -181,36 +181,36 @@ func (*PoStScheme) DecodePoSt(raw []byte, id job.SectorRef) (*PoStSector, error)
 // vanilla proofs are bounded and counted before they are decoded, and
 // verified natively: a bad one fails the request, naming its sector and
 // challenge. The input stored is the canonical PoStInput.
-func (s *PoStScheme) Admit(ctx context.Context, r scheme.Request) (job.SectorRef, []byte, error) {
+func (s *PoStScheme) Admit(ctx context.Context, r scheme.Request) (job.Ref, []byte, error) {
 	if r.RegisteredProof > math.MaxInt64 {
-		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, proofs.ErrUnknownPoSt)
+		return job.Ref{}, nil, fmt.Errorf("registered_proof %d: %w", r.RegisteredProof, proofs.ErrUnknownPoSt)
 	}
 	info, err := proofs.LookupPoSt(proofs.RegisteredPoStProof(r.RegisteredProof))
 	if err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("registered_proof: %w", err)
+		return job.Ref{}, nil, fmt.Errorf("registered_proof: %w", err)
 	}
 	want := proofs.PoStWindow
 	if r.Kind == scheme.KindWinningPoSt {
 		want = proofs.PoStWinning
 	}
 	if info.Type != want {
-		return job.SectorRef{}, nil, fmt.Errorf("registered_proof %d is %s (%s), not a %s proof", r.RegisteredProof, info.ChainName, info.Type, want)
+		return job.Ref{}, nil, fmt.Errorf("registered_proof %d is %s (%s), not a %s proof", r.RegisteredProof, info.ChainName, info.Type, want)
 	}
 	if r.SectorSize != 0 && r.SectorSize != info.SectorSize {
-		return job.SectorRef{}, nil, fmt.Errorf("sector_size %d, but registered_proof %d (%s) has %d-byte sectors", r.SectorSize, r.RegisteredProof, info.ChainName, info.SectorSize)
+		return job.Ref{}, nil, fmt.Errorf("sector_size %d, but registered_proof %d (%s) has %d-byte sectors", r.SectorSize, r.RegisteredProof, info.ChainName, info.SectorSize)
 	}
 	if len(r.Randomness) != 32 {
-		return job.SectorRef{}, nil, fmt.Errorf("randomness: %d bytes, a PoSt's is 32", len(r.Randomness))
+		return job.Ref{}, nil, fmt.Errorf("randomness: %d bytes, a PoSt's is 32", len(r.Randomness))
 	}
 	if len(r.Envelope) != 0 {
-		return job.SectorRef{}, nil, errors.New("vanilla_proof is set: a PoSt request carries its sectors' vanilla proofs in vanilla_proofs, one a sector")
+		return job.Ref{}, nil, errors.New("vanilla_proof is set: a PoSt request carries its sectors' vanilla proofs in vanilla_proofs, one a sector")
 	}
 	in := &PoStInput{Proof: info, ProverID: proofs.ProverID(r.MinerID), Randomness: post.MaskRandomness([32]byte(r.Randomness)), Partition: int(r.PartitionIndex)}
 	if err := checkPartitionIndex(info, in.Partition); err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	if in.Vanilla, err = decodeVanillas(info, r.Vanilla, "vanilla_proofs"); err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	return s.bind(ctx, in)
 }

@@ -74,7 +74,7 @@ func TestPoStScheme2KiB(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref, raw := a.Ref, a.Input
-			if ref.Profile != info.Name || ref.SectorID != tc.ids[0] {
+			if ref.Proof != info.Name || ref.SectorID != tc.ids[0] {
 				t.Fatalf("admitted as %+v", ref)
 			}
 			// Unmasked randomness masked gives the same job; other
@@ -85,11 +85,11 @@ func TestPoStScheme2KiB(t *testing.T) {
 			if a2, err := set.Admit(ctx, masked); err != nil || a2.Ref != ref {
 				t.Fatalf("the masked randomness is another job: %+v, %v", a2.Ref, err)
 			}
-			sc, err := set.For(ref.Profile)
+			sc, err := set.For(ref.Proof)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := set.EnsureKeys(ctx, []string{ref.Profile}, true, &bytes.Buffer{}); err != nil {
+			if err := set.EnsureKeys(ctx, []string{ref.Proof}, true, &bytes.Buffer{}); err != nil {
 				t.Fatal(err)
 			}
 			sec, err := sc.Decode(raw, ref)
@@ -107,7 +107,7 @@ func TestPoStScheme2KiB(t *testing.T) {
 
 			// Another process's verifier, over the .vk alone, with the
 			// public data alone.
-			v, err := snark.Schemes(snark.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, nil)[2].Verifier(ctx, ref.Profile)
+			v, err := snark.Schemes(snark.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, nil)[2].Verifier(ctx, ref.Proof)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -61,7 +61,7 @@ func TestProve2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := s.Decode(raw, job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 7, Profile: proof})
+	sec, err := s.Decode(raw, job.Ref{ProverID: seal.Hex32(testProver), SectorID: 7, Proof: proof})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestProve2KiB(t *testing.T) {
 	if err := circ.VerifyPartition(sec, 0, gproof); err != nil {
 		t.Fatal(err)
 	}
-	other, err := s.Decode(mustMarshal(t, seal2KiB(t, proofs.StackedDrg2KiBV1_1, 8).C1), job.SectorRef{ProverID: seal.Hex32(testProver), SectorID: 8})
+	other, err := s.Decode(mustMarshal(t, seal2KiB(t, proofs.StackedDrg2KiBV1_1, 8).C1), job.Ref{ProverID: seal.Hex32(testProver), SectorID: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

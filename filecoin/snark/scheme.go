@@ -41,15 +41,15 @@ func (s *Scheme) Update() *UpdateScheme {
 // C1's replica_id must be the one id's prover and sector ids derive with
 // the C1's ticket, comm_d and proof (seal.SectorPublic.ReplicaID). Errors
 // name the JSON path or field at fault.
-func (s *Scheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error) {
+func (s *Scheme) Decode(raw []byte, id job.Ref) (scheme.Sector, error) {
 	return s.DecodeSector(raw, id)
 }
 
 // DecodeSector is Decode returning the concrete sector.
-func (s *Scheme) DecodeSector(raw []byte, id job.SectorRef) (*Sector, error) {
+func (s *Scheme) DecodeSector(raw []byte, id job.Ref) (*Sector, error) {
 	var opts []c1.Option
-	if id.Profile != "" {
-		p, err := proofs.Parse(id.Profile)
+	if id.Proof != "" {
+		p, err := proofs.Parse(id.Proof)
 		if err != nil {
 			return nil, fmt.Errorf("filecoin C1: declared proof: %w", err)
 		}
@@ -64,8 +64,8 @@ func (s *Scheme) DecodeSector(raw []byte, id job.SectorRef) (*Sector, error) {
 	}
 	a, err := c1.DecodeBytes(raw, opts...)
 	if err != nil {
-		if id.Profile != "" && errors.Is(err, c1.ErrProofMismatch) {
-			return nil, fmt.Errorf("filecoin C1: not of the declared proof %s: %w", id.Profile, err)
+		if id.Proof != "" && errors.Is(err, c1.ErrProofMismatch) {
+			return nil, fmt.Errorf("filecoin C1: not of the declared proof %s: %w", id.Proof, err)
 		}
 		return nil, fmt.Errorf("filecoin C1: %w", err)
 	}

@@ -69,4 +69,3 @@ func (*Scheme) SealTest(ctx context.Context, r scheme.SealRequest) ([]string, er
 	}
 	return files, nil
 }
-

@@ -77,48 +77,48 @@ var updateKind = &kindSpec[proofs.UpdateProofInfo, *circuitOf[*UpdateSector], *v
 // canonical bytes are CanonicalUpdateInput's: the same update in other
 // bytes (whitespace, key order, hex case, base64 in lines) is the same
 // sector identity.
-func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, []byte, error) {
+func (s *UpdateScheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.Ref, []byte, error) {
 	in, parts, err := DecodeUpdateInput(raw)
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	if err := checkHints(h, in.ProverID, in.SectorID, "the update input", "the update input is of sector"); err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	canon, err := CanonicalUpdateInput(in, parts)
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
-	ref := job.NewSectorRef(in.ProverID, in.SectorID, canon)
-	ref.Profile = UpdateProfile(in.Proof)
+	ref := job.NewRef(in.ProverID, in.SectorID, canon)
+	ref.Proof = UpdateProfile(in.Proof)
 	// The canonical bytes are checked as a worker decodes them; the raw
 	// input's partitions are dropped first.
 	in, parts = nil, nil
 	sec, err := s.DecodeUpdate(canon, ref)
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	if err := sec.Verify(ctx); err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("does not verify natively against its commitments, not submitted: %w", err)
+		return job.Ref{}, nil, fmt.Errorf("does not verify natively against its commitments, not submitted: %w", err)
 	}
 	return ref, canon, nil
 }
 
 // Decode implements scheme.Scheme (DecodeUpdate).
-func (s *UpdateScheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error) {
+func (s *UpdateScheme) Decode(raw []byte, id job.Ref) (scheme.Sector, error) {
 	return s.DecodeUpdate(raw, id)
 }
 
 // DecodeUpdate decodes an UpdateInput strictly (DecodeUpdateInput) and
 // checks that it is id's: its prover, sector and, where id names one, its
 // update proof.
-func (*UpdateScheme) DecodeUpdate(raw []byte, id job.SectorRef) (*UpdateSector, error) {
+func (*UpdateScheme) DecodeUpdate(raw []byte, id job.Ref) (*UpdateSector, error) {
 	in, parts, err := DecodeUpdateInput(raw)
 	if err != nil {
 		return nil, err
 	}
-	if id.Profile != "" && id.Profile != UpdateProfile(in.Proof) {
-		return nil, fmt.Errorf("update input: of %s, not of the declared %s: %w", UpdateProfile(in.Proof), id.Profile, ErrBadUpdateInput)
+	if id.Proof != "" && id.Proof != UpdateProfile(in.Proof) {
+		return nil, fmt.Errorf("update input: of %s, not of the declared %s: %w", UpdateProfile(in.Proof), id.Proof, ErrBadUpdateInput)
 	}
 	if p := hex.EncodeToString(in.ProverID[:]); p != id.ProverID {
 		return nil, fmt.Errorf("update input: of prover %s, not of the sector's prover %s: %w", p, id.ProverID, ErrBadUpdateInput)

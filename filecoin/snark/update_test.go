@@ -71,7 +71,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Name() != "filecoin-update" || ref.Profile != update2KiB || ref.SectorID != 30 || ref.ProverID != hex.EncodeToString(testProver[:]) || ref.C1Digest != job.Digest(canon) {
+	if sc.Name() != "filecoin-update" || ref.Proof != update2KiB || ref.SectorID != 30 || ref.ProverID != hex.EncodeToString(testProver[:]) || ref.InputDigest != job.Digest(canon) {
 		t.Fatalf("identified as %s %+v", sc.Name(), ref)
 	}
 	// The test updater writes canonical inputs.
@@ -79,7 +79,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 		t.Errorf("the test updater's input is not canonical: %d bytes, canonical %d", len(raws[0]), len(canon))
 	}
 	t0 := time.Now()
-	if err := set.EnsureKeys(ctx, []string{ref.Profile}, true, &bytes.Buffer{}); err != nil {
+	if err := set.EnsureKeys(ctx, []string{ref.Proof}, true, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("update development setup in place in %v", time.Since(t0).Round(time.Millisecond))
@@ -94,7 +94,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 	t.Logf("2KiB update partition: synthesis %v, device %v, finalize %v", times[0].Synth.Round(time.Millisecond), times[0].Device.Round(time.Millisecond), times[0].Finalize.Round(time.Millisecond))
 
 	// The verifier over the .vk alone (another process's) accepts it.
-	v, err := snark.Schemes(snark.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, nil)[1].Verifier(ctx, ref.Profile)
+	v, err := snark.Schemes(snark.Params{Dir: fctest.DevParams(), ShapeDir: t.TempDir()}, nil)[1].Verifier(ctx, ref.Proof)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestUpdateScheme2KiB(t *testing.T) {
 		t.Error("a short proof verified")
 	}
 	// Another update's commitments (sector 31) refuse it.
-	ref31 := job.NewSectorRef(testProver, 31, raws[1])
+	ref31 := job.NewRef(testProver, 31, raws[1])
 	sec31, err := sc.Decode(raws[1], ref31)
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,7 @@ func TestIdentityIsContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.C1Digest != job.Digest(canon) || !bytes.Equal(got, canon) {
+	if want.InputDigest != job.Digest(canon) || !bytes.Equal(got, canon) {
 		t.Fatalf("the canonical C1 is not its own canonical form: %+v", want)
 	}
 	for _, v := range []struct {
@@ -65,7 +65,7 @@ func TestIdentityIsContent(t *testing.T) {
 			t.Fatalf("%s: %v", v.name, err)
 		}
 		if ref != want || !bytes.Equal(c, canon) {
-			t.Errorf("%s: identity %s %s (%d canonical bytes), want %s", v.name, ref.Identity(), ref.Profile, len(c), want.Identity())
+			t.Errorf("%s: identity %s %s (%d canonical bytes), want %s", v.name, ref.Identity(), ref.Proof, len(c), want.Identity())
 		}
 	}
 	// What is stored is what a worker decodes.
@@ -88,8 +88,8 @@ func TestIdentityIsContent(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if ref.C1Digest == want.C1Digest {
-			t.Errorf("%s: the identity of sector 5's C1 (%s)", name, ref.C1Digest)
+		if ref.InputDigest == want.InputDigest {
+			t.Errorf("%s: the identity of sector 5's C1 (%s)", name, ref.InputDigest)
 		}
 	}
 }

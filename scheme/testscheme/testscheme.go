@@ -96,28 +96,28 @@ func (*Scheme) Recognize(h scheme.Head) bool {
 // is checked natively. Its canonical bytes are C1.Encode's (what c2flow
 // seal writes): the same C1 reindented, its keys reordered or its hex in
 // upper case is the same sector identity.
-func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.SectorRef, []byte, error) {
+func (sc *Scheme) Identify(ctx context.Context, name string, raw []byte, h scheme.Hints) (job.Ref, []byte, error) {
 	if h.Given() {
-		return job.SectorRef{}, nil, fmt.Errorf("--prover-id and --sector-id are for Filecoin C1s; this is a c2flow test-scheme C1, which names its own prover and sector")
+		return job.Ref{}, nil, fmt.Errorf("--prover-id and --sector-id are for Filecoin C1s; this is a c2flow test-scheme C1, which names its own prover and sector")
 	}
 	c1, err := porep.DecodeC1(bytes.NewReader(raw))
 	if err != nil {
-		return job.SectorRef{}, nil, err
+		return job.Ref{}, nil, err
 	}
 	if err := c1.Verify(sc.hasher); err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("does not verify natively, not submitted: %w", err)
+		return job.Ref{}, nil, fmt.Errorf("does not verify natively, not submitted: %w", err)
 	}
 	var canon bytes.Buffer
 	if err := c1.Encode(&canon); err != nil {
-		return job.SectorRef{}, nil, fmt.Errorf("encode the C1 of sector %d: %w", c1.SectorID, err)
+		return job.Ref{}, nil, fmt.Errorf("encode the C1 of sector %d: %w", c1.SectorID, err)
 	}
 	// The canonical form is what the workers decode, within the bound they
 	// read it by.
 	if n, limit := int64(canon.Len()), c1.Profile.MaxC1Bytes(); n > limit {
-		return job.SectorRef{}, nil, fmt.Errorf("the C1 of sector %d encodes to %d bytes, over the %s profile's bound of %d", c1.SectorID, n, c1.Profile.Name, limit)
+		return job.Ref{}, nil, fmt.Errorf("the C1 of sector %d encodes to %d bytes, over the %s profile's bound of %d", c1.SectorID, n, c1.Profile.Name, limit)
 	}
-	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, canon.Bytes())
-	ref.Profile = c1.Profile.Name
+	ref := job.NewRef(c1.ProverID, c1.SectorID, canon.Bytes())
+	ref.Proof = c1.Profile.Name
 	return ref, canon.Bytes(), nil
 }
 
@@ -159,7 +159,7 @@ func (s *Sector) Verify(ctx context.Context) error { return s.C1.Verify(s.hasher
 
 // Decode implements scheme.Scheme: strict decoding, then the C1 must name
 // id's prover, sector and declared profile.
-func (sc *Scheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error) {
+func (sc *Scheme) Decode(raw []byte, id job.Ref) (scheme.Sector, error) {
 	c1, err := porep.DecodeC1(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
@@ -167,8 +167,8 @@ func (sc *Scheme) Decode(raw []byte, id job.SectorRef) (scheme.Sector, error) {
 	if c1.SectorID != id.SectorID {
 		return nil, fmt.Errorf("sector_id: the C1 is for sector %d, not %d", c1.SectorID, id.SectorID)
 	}
-	if id.Profile != "" && c1.Profile.Name != id.Profile {
-		return nil, fmt.Errorf("registered_proof: the C1 is a %s C1, %s was declared", c1.Profile.Name, id.Profile)
+	if id.Proof != "" && c1.Profile.Name != id.Proof {
+		return nil, fmt.Errorf("registered_proof: the C1 is a %s C1, %s was declared", c1.Profile.Name, id.Proof)
 	}
 	if p := hex.EncodeToString(c1.ProverID[:]); p != id.ProverID {
 		return nil, fmt.Errorf("prover_id: the C1 is for prover %s, not %s", p, id.ProverID)

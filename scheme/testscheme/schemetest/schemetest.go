@@ -33,12 +33,12 @@ func ProveSector(ctx context.Context, p *prover.Prover, keys *params.Keys, slots
 
 // PutC1 encodes a C1 and stores it under its sector identity, which it
 // returns.
-func PutC1(ctx context.Context, store *storage.Store, c1 *porep.C1) (job.SectorRef, error) {
+func PutC1(ctx context.Context, store *storage.Store, c1 *porep.C1) (job.Ref, error) {
 	var b bytes.Buffer
 	if err := c1.Encode(&b); err != nil {
-		return job.SectorRef{}, fmt.Errorf("encode C1 of sector %d: %w", c1.SectorID, err)
+		return job.Ref{}, fmt.Errorf("encode C1 of sector %d: %w", c1.SectorID, err)
 	}
-	ref := job.NewSectorRef(c1.ProverID, c1.SectorID, b.Bytes())
-	ref.Profile = c1.Profile.Name
+	ref := job.NewRef(c1.ProverID, c1.SectorID, b.Bytes())
+	ref.Proof = c1.Profile.Name
 	return ref, store.PutC1(ctx, ref, b.Bytes())
 }

@@ -100,10 +100,10 @@ func RunProve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("prove %s: %w", *in, err)
 	}
-	fmt.Fprintf(os.Stderr, "%s: %s, %s C1 verified natively in %v\n", *in, ref, ref.Profile, time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "%s: %s, %s C1 verified natively in %v\n", *in, ref, ref.Proof, time.Since(t0).Round(time.Millisecond))
 
 	t1 := time.Now()
-	circ, err := sc.Circuit(ctx, ref.Profile)
+	circ, err := sc.Circuit(ctx, ref.Proof)
 	if err != nil {
 		return fmt.Errorf("prove: %w", err)
 	}
@@ -128,7 +128,7 @@ func RunProve(ctx context.Context, args []string) error {
 	}
 	el := time.Since(tProve)
 	fmt.Printf("%s: %s, %d partitions proved and verified in %v (%.2f s/partition) -> %s (%d bytes); keys %s\n",
-		*in, ref.Profile, parts, el.Round(time.Millisecond), el.Seconds()/float64(parts), *out, len(b), keys)
+		*in, ref.Proof, parts, el.Round(time.Millisecond), el.Seconds()/float64(parts), *out, len(b), keys)
 	return nil
 }
 

@@ -178,12 +178,12 @@ func RunDemo(ctx context.Context, args []string) error {
 		}
 	}
 	for _, s := range res.Sectors {
-		sub, ok := submitted[s.SectorRef.Identity()]
+		sub, ok := submitted[s.Ref.Identity()]
 		if !ok {
 			return fmt.Errorf("sector %d: in the batch's result, not among the submitted sectors", s.SectorID)
 		}
 		if s.Status != job.StatusProved {
-			return fmt.Errorf("sector %d (%s): %s: %s", s.SectorID, sub.ref.Profile, s.Status, s.Error)
+			return fmt.Errorf("sector %d (%s): %s: %s", s.SectorID, sub.ref.Proof, s.Status, s.Error)
 		}
 		if err := v.verify(ctx, sub.ref, sub.c1); err != nil {
 			return err
@@ -206,13 +206,13 @@ func RunDemo(ctx context.Context, args []string) error {
 // process, no Temporal, partitions in sequence, scheme.ProveDirect) with
 // keys loaded and C1s decoded before the clock starts, and prints its
 // s/proof against the pipeline's wall time for them.
-func demoDirect(ctx context.Context, st *hosting.Stack, refs []job.SectorRef, submitted map[string]demoSector, paramsDir, devDir string, wall time.Duration, log *slog.Logger) error {
+func demoDirect(ctx context.Context, st *hosting.Stack, refs []job.Ref, submitted map[string]demoSector, paramsDir, devDir string, wall time.Duration, log *slog.Logger) error {
 	set := registry.Schemes(registry.Options{ParamsDir: paramsDir, FilecoinParams: devDir, Remote: st.Store, Log: log})
-	sc, err := set.For(refs[0].Profile)
+	sc, err := set.For(refs[0].Proof)
 	if err != nil {
 		return err
 	}
-	circ, err := sc.Circuit(ctx, refs[0].Profile)
+	circ, err := sc.Circuit(ctx, refs[0].Proof)
 	if err != nil {
 		return err
 	}
@@ -237,13 +237,13 @@ func demoDirect(ctx context.Context, st *hosting.Stack, refs []job.SectorRef, su
 	dw := time.Since(td)
 	ps, ds := wall.Seconds()/float64(len(refs)), dw.Seconds()/float64(len(refs))
 	fmt.Printf("direct mode (%s: same process, no Temporal, partitions in sequence, keys loaded first): %.2f s/proof; pipeline %.2f s/proof (keys warmed by the first sector): ratio %.3f\n",
-		refs[0].Profile, ds, ps, ps/ds)
+		refs[0].Proof, ds, ps, ps/ds)
 	return nil
 }
 
 // demoSector is a submitted sector and its C1 file.
 type demoSector struct {
-	ref job.SectorRef
+	ref job.Ref
 	c1  string
 }
 
@@ -263,10 +263,10 @@ func (v *demoVerifier) vkName() string {
 	return direct.DescribeKey(v.fcv)
 }
 
-func (v *demoVerifier) verify(ctx context.Context, ref job.SectorRef, c1file string) error {
-	if _, err := proofs.ByName(ref.Profile); err != nil {
+func (v *demoVerifier) verify(ctx context.Context, ref job.Ref, c1file string) error {
+	if _, err := proofs.ByName(ref.Proof); err != nil {
 		if err := verifyStored(ctx, v.store, v.keys, c1file, ref); err != nil {
-			return fmt.Errorf("sector %d (%s): stored C2: %w", ref.SectorID, ref.Profile, err)
+			return fmt.Errorf("sector %d (%s): stored C2: %w", ref.SectorID, ref.Proof, err)
 		}
 		return nil
 	}
@@ -283,7 +283,7 @@ func (v *demoVerifier) verify(ctx context.Context, ref job.SectorRef, c1file str
 		return err
 	}
 	if err := v.fcv.VerifyC2(sec, proof); err != nil {
-		return fmt.Errorf("sector %d (%s): stored C2 does not verify: %w", ref.SectorID, ref.Profile, err)
+		return fmt.Errorf("sector %d (%s): stored C2 does not verify: %w", ref.SectorID, ref.Proof, err)
 	}
 	return nil
 }
@@ -297,7 +297,7 @@ func afterwards(shownDir string, logs *hosting.RunLogs, batchID string) {
 	fmt.Printf("to look at this batch again: c2flow dev --dir %s, then in another shell: c2flow status %s\n", shownDir, batchID)
 }
 
-func verifyStored(ctx context.Context, store *storage.Store, keys *params.Keys, c1file string, ref job.SectorRef) error {
+func verifyStored(ctx context.Context, store *storage.Store, keys *params.Keys, c1file string, ref job.Ref) error {
 	c1, err := readC1(c1file)
 	if err != nil {
 		return err
@@ -318,9 +318,9 @@ func summary(res job.BatchResult, wall time.Duration, ws activities.Stats) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "sector\tpartition\tsynth ms\tqueue ms\tdevice ms\tfinalize ms\tsyntheses\t")
 	for _, s := range res.Sectors {
-		kind := "test scheme " + s.Profile
-		if _, err := proofs.ByName(s.Profile); err == nil {
-			kind = "Filecoin " + s.Profile
+		kind := "test scheme " + s.Proof
+		if _, err := proofs.ByName(s.Proof); err == nil {
+			kind = "Filecoin " + s.Proof
 		}
 		fmt.Fprintf(w, "%d %s\t(%v)\t\t\t\t\t\t\n", s.SectorID, kind, s.Finished.Sub(s.Started).Round(time.Millisecond))
 		parts := append([]job.PartitionResult(nil), s.Partitions...)

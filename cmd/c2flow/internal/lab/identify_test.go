@@ -32,7 +32,7 @@ func TestIdentifyFilecoinC1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref.ProverID != hex.EncodeToString(prover[:]) || ref.SectorID != 9 || ref.Profile != "StackedDrg2KiBV1_1" || len(ref.C1Digest) != 64 {
+	if ref.ProverID != hex.EncodeToString(prover[:]) || ref.SectorID != 9 || ref.Proof != "StackedDrg2KiBV1_1" || len(ref.InputDigest) != 64 {
 		t.Fatalf("identity from sectors.json: %+v", ref)
 	}
 

@@ -55,7 +55,7 @@ func RunVerify(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("verify: %w", err)
 		}
-		var ref job.SectorRef
+		var ref job.Ref
 		if sc, ref, raw, err = set.Identify(ctx, *c1Path, raw, sf.Hints); err != nil {
 			return fmt.Errorf("verify: %s: %w", *c1Path, err)
 		}

@@ -33,20 +33,20 @@ func (f *C1Flags) Add(fs *flag.FlagSet) {
 // (Identifier.Identify); no key is read.
 func IdentifyC1(f *C1Flags) batch.Identify {
 	set, hints := registry.Schemes(registry.Options{}), scheme.Hints{ProverID: f.ProverID, SectorID: f.SectorID}
-	return func(ctx context.Context, path string, raw []byte) (job.SectorRef, []byte, error) {
+	return func(ctx context.Context, path string, raw []byte) (job.Ref, []byte, error) {
 		_, ref, canon, err := set.Identify(ctx, path, raw, hints)
 		return ref, canon, err
 	}
 }
 
 // Proofs returns the proofs the sectors declare, each once, in order.
-func Proofs(refs []job.SectorRef) []string {
+func Proofs(refs []job.Ref) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range refs {
-		if !seen[r.Profile] {
-			seen[r.Profile] = true
-			out = append(out, r.Profile)
+		if !seen[r.Proof] {
+			seen[r.Proof] = true
+			out = append(out, r.Proof)
 		}
 	}
 	return out

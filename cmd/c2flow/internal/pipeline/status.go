@@ -52,7 +52,7 @@ func RunStatus(ctx context.Context, args []string) error {
 		if s.Partitions == 0 && (s.Status == job.StatusPending || s.Status == job.StatusRunning) {
 			parts = "partitions not counted yet (C1 being validated)"
 		}
-		fmt.Printf("  %s: %-9s %s\n", s.SectorRef, s.Status, parts)
+		fmt.Printf("  %s: %-9s %s\n", s.Ref, s.Status, parts)
 	}
 	return nil
 }

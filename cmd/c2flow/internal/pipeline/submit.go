@@ -161,18 +161,18 @@ func RunSubmit(ctx context.Context, args []string) error {
 
 // SubmitAndWait submits uploaded sectors, whose keys the caller ensured
 // (Scheme.EnsureKeys), and, with wait, follows the batch to its result.
-func SubmitAndWait(ctx context.Context, c client.Client, refs []job.SectorRef, o batch.Options, wait bool) (job.BatchResult, error) {
+func SubmitAndWait(ctx context.Context, c client.Client, refs []job.Ref, o batch.Options, wait bool) (job.BatchResult, error) {
 	return submitAndWait(ctx, c, refs, o, wait, newProgressBar(os.Stderr))
 }
 
 // SubmitAndWaitSteps is SubmitAndWait, waiting, with its progress line
 // among steps (the demo's): a warning logged while the batch runs is
 // written above the line, not into it.
-func SubmitAndWaitSteps(ctx context.Context, c client.Client, refs []job.SectorRef, o batch.Options, steps *cli.StepWriter) (job.BatchResult, error) {
+func SubmitAndWaitSteps(ctx context.Context, c client.Client, refs []job.Ref, o batch.Options, steps *cli.StepWriter) (job.BatchResult, error) {
 	return submitAndWait(ctx, c, refs, o, true, &progressBar{w: steps, steps: steps})
 }
 
-func submitAndWait(ctx context.Context, c client.Client, refs []job.SectorRef, o batch.Options, wait bool, bar *progressBar) (job.BatchResult, error) {
+func submitAndWait(ctx context.Context, c client.Client, refs []job.Ref, o batch.Options, wait bool, bar *progressBar) (job.BatchResult, error) {
 	if o.BatchID == "" {
 		o.BatchID = batch.ID(refs)
 	}
@@ -199,15 +199,15 @@ func writeProofs(ctx context.Context, store *storage.Store, res job.BatchResult,
 		if s.C2Key == "" || s.Error != "" {
 			continue
 		}
-		_, proof, err := store.GetC2(ctx, s.SectorRef)
+		_, proof, err := store.GetC2(ctx, s.Ref)
 		if err != nil {
-			return fmt.Errorf("%s: read its C2: %w", s.SectorRef, err)
+			return fmt.Errorf("%s: read its C2: %w", s.Ref, err)
 		}
 		path := filepath.Join(dir, fmt.Sprintf("%s-%d.proof", s.ProverID, s.SectorID))
 		if err := os.WriteFile(path, proof, 0o644); err != nil {
-			return fmt.Errorf("%s: %w", s.SectorRef, err)
+			return fmt.Errorf("%s: %w", s.Ref, err)
 		}
-		fmt.Fprintf(os.Stderr, "%s: %d bytes -> %s\n", s.SectorRef, len(proof), path)
+		fmt.Fprintf(os.Stderr, "%s: %d bytes -> %s\n", s.Ref, len(proof), path)
 	}
 	return nil
 }
@@ -215,7 +215,7 @@ func writeProofs(ctx context.Context, store *storage.Store, res job.BatchResult,
 func printResult(res job.BatchResult) error {
 	failed := 0
 	for _, s := range res.Sectors {
-		line := fmt.Sprintf("%s: %s", s.SectorRef, s.Status)
+		line := fmt.Sprintf("%s: %s", s.Ref, s.Status)
 		if s.C2Key != "" {
 			line += " -> " + s.C2Key
 		}

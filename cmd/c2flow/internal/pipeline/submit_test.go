@@ -18,7 +18,7 @@ func TestProgressBarNeverGoesBackwards(t *testing.T) {
 	}
 	b := &progressBar{w: f}
 	sec := func(id uint64, st string, parts, done int) job.Progress {
-		return job.Progress{SectorRef: job.SectorRef{ProverID: "aa", SectorID: id}, Status: st, Partitions: parts, PartitionsDone: done}
+		return job.Progress{Ref: job.Ref{ProverID: "aa", SectorID: id}, Status: st, Partitions: parts, PartitionsDone: done}
 	}
 	steps := []job.BatchProgress{
 		{Total: 2, Sectors: []job.Progress{sec(1, job.StatusPending, 0, 0), sec(2, job.StatusPending, 0, 0)}},
