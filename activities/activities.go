@@ -103,9 +103,9 @@ func NewHost(id string, phases Phases, slots *gpu.Slots, budget *Budget, log *sl
 	return h
 }
 
-// DeviceOrder is a device phase's claim on a device, from its sector's
-// order and its partition.
-func DeviceOrder(in job.HandleInput) gpu.Order {
+// gpuOrder is a device phase's claim on a device (gpu.Order), from its
+// job's order (job.DeviceOrder) and its partition.
+func gpuOrder(in job.HandleInput) gpu.Order {
 	o := gpu.Order{Priority: in.Order.Priority, Seq: in.Order.Seq, Partition: in.Partition}
 	if !in.Order.Submitted.IsZero() {
 		o.Submitted = in.Order.Submitted.UnixNano()
@@ -430,7 +430,7 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		queue = info.StartedTime.Sub(info.ScheduledTime)
 	}
 	part := w.solved.Partition()
-	order := DeviceOrder(in)
+	order := gpuOrder(in)
 	w.priority = job.TaskPriority(in.Order.Priority) // its finalize's too
 	if h.ArrivalOrder {
 		order = gpu.Order{}

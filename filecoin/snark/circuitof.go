@@ -12,7 +12,7 @@ import (
 )
 
 // provedBy is a job type of one of the keyring's circuits beside the seal
-// proof's (an update's UpdateSector, a PoSt's PoStSector): what the
+// proof's (an update's UpdateSector, a PoSt's PoStJob): what the
 // generic verifier and circuit need of it.
 type provedBy interface {
 	scheme.Sector

@@ -33,7 +33,7 @@ import (
 // (Scheme.PoSt): once loaded, a PoSt circuit's keys stay resident, counted
 // in the host's key bytes like every other circuit's.
 type PoStScheme struct {
-	kind[proofs.PoStProofInfo, *circuitOf[*PoStSector], *verifierOf[*PoStSector]]
+	kind[proofs.PoStProofInfo, *circuitOf[*PoStJob], *verifierOf[*PoStJob]]
 }
 
 var (
@@ -45,7 +45,7 @@ var (
 
 // PoSt is Filecoin's PoSt scheme over the same parameters and loads.
 func (s *Scheme) PoSt() *PoStScheme {
-	return &PoStScheme{kind[proofs.PoStProofInfo, *circuitOf[*PoStSector], *verifierOf[*PoStSector]]{s.keyring, postKind}}
+	return &PoStScheme{kind[proofs.PoStProofInfo, *circuitOf[*PoStJob], *verifierOf[*PoStJob]]{s.keyring, postKind}}
 }
 
 // postInfo is the registered PoSt proof of a profile: filecoin-proofs-api's
@@ -87,7 +87,7 @@ func postSpec(info proofs.PoStProofInfo) (*spec, error) {
 }
 
 // postKind is the PoSt proofs' kind (filecoin-proofs-api's names).
-var postKind = &kindSpec[proofs.PoStProofInfo, *circuitOf[*PoStSector], *verifierOf[*PoStSector]]{
+var postKind = &kindSpec[proofs.PoStProofInfo, *circuitOf[*PoStJob], *verifierOf[*PoStJob]]{
 	name: "filecoin-post", what: "filecoin PoSt",
 	// The chain bounds both, and an operator may send them to a cuzk
 	// daemon. WinningPoSt alone is urgent (job.PriorityUrgent: the urgent
@@ -103,11 +103,11 @@ var postKind = &kindSpec[proofs.PoStProofInfo, *circuitOf[*PoStSector], *verifie
 	recognize: func(h scheme.Head) bool { return h.Has("registered_post_proof") },
 	info:      postInfo, spec: postSpec,
 	maxInput: func(info proofs.PoStProofInfo) (int64, error) { return MaxPoStInputBytes(info), nil },
-	circuit: func(_ proofs.PoStProofInfo, k *keys) *circuitOf[*PoStSector] {
-		return &circuitOf[*PoStSector]{verifierOf[*PoStSector]{k: k, kind: "PoSt"}}
+	circuit: func(_ proofs.PoStProofInfo, k *keys) *circuitOf[*PoStJob] {
+		return &circuitOf[*PoStJob]{verifierOf[*PoStJob]{k: k, kind: "PoSt"}}
 	},
-	verifier: func(_ proofs.PoStProofInfo, k *keys) *verifierOf[*PoStSector] {
-		return &verifierOf[*PoStSector]{k: k, kind: "PoSt"}
+	verifier: func(_ proofs.PoStProofInfo, k *keys) *verifierOf[*PoStJob] {
+		return &verifierOf[*PoStJob]{k: k, kind: "PoSt"}
 	},
 }
 
@@ -135,7 +135,7 @@ func (s *PoStScheme) bind(ctx context.Context, in *PoStInput) (job.Ref, []byte, 
 	}
 	ref := job.NewRef(in.ProverID, in.FirstSector(), raw)
 	ref.Proof = in.Proof.Name
-	sec, err := NewPoStSector(in)
+	sec, err := NewPoStJob(in)
 	if err != nil {
 		return job.Ref{}, nil, err
 	}
@@ -154,7 +154,7 @@ func (s *PoStScheme) Decode(raw []byte, id job.Ref) (scheme.Sector, error) {
 // it is id's (its prover, first sector and, where id names one, its
 // proof) and lays out its partition, verifying every opening natively
 // (post.NewPartition): a bad one names its sector and challenge.
-func (*PoStScheme) DecodePoSt(raw []byte, id job.Ref) (*PoStSector, error) {
+func (*PoStScheme) DecodePoSt(raw []byte, id job.Ref) (*PoStJob, error) {
 	in, err := DecodePoStInput(raw)
 	if err != nil {
 		return nil, err
@@ -168,7 +168,7 @@ func (*PoStScheme) DecodePoSt(raw []byte, id job.Ref) (*PoStSector, error) {
 	if in.FirstSector() != id.SectorID {
 		return nil, fmt.Errorf("PoSt input: first sector %d, not the job's %d: %w", in.FirstSector(), id.SectorID, ErrBadPoStInput)
 	}
-	return NewPoStSector(in)
+	return NewPoStJob(in)
 }
 
 // Admit implements scheme.Admitter for a PoSt request as Curio's
@@ -215,33 +215,35 @@ func (s *PoStScheme) Admit(ctx context.Context, r scheme.Request) (job.Ref, []by
 	return s.bind(ctx, in)
 }
 
-// PoStSector is a decoded PoSt input, laid out as its partition's circuit
-// takes it, or a partition's public data alone (PoStPublic).
-type PoStSector struct {
+// PoStJob is a decoded PoSt input, one job: a partition of up to
+// SectorCount sectors (2349 for a 32GiB window), laid out as its circuit
+// takes it, or a partition's public data alone (PoStPublic). Its job is
+// named after its first sector (job.Ref).
+type PoStJob struct {
 	in   *PoStInput
 	part *post.Partition
 	// verified is set once the vanilla proofs have verified natively
-	// (NewPoStSector lays them out and verifies them in one pass).
+	// (NewPoStJob lays them out and verifies them in one pass).
 	verified bool
 }
 
-var _ scheme.Sector = (*PoStSector)(nil)
+var _ scheme.Sector = (*PoStJob)(nil)
 
-// NewPoStSector lays out in's partition and verifies every vanilla proof
+// NewPoStJob lays out in's partition and verifies every vanilla proof
 // natively (post.NewPartition): an error names the sector and challenge
 // and wraps ErrBadPoStInput.
-func NewPoStSector(in *PoStInput) (*PoStSector, error) {
+func NewPoStJob(in *PoStInput) (*PoStJob, error) {
 	p, err := post.NewPartition(in.Proof, in.Randomness, in.Partition, in.Vanilla)
 	if err != nil {
 		return nil, fmt.Errorf("%s partition %d of prover %x: %w: %w", in.Proof.Name, in.Partition, in.ProverID[:8], err, ErrBadPoStInput)
 	}
-	return &PoStSector{in: in, part: p, verified: true}, nil
+	return &PoStJob{in: in, part: p, verified: true}, nil
 }
 
 // PoStPublic is a partition's public data alone, without vanilla proofs:
 // what verifying its proof needs (verify_window_post's chunk k of the
 // replicas, verify_winning_post's one sector). Its Verify is an error.
-func PoStPublic(info proofs.PoStProofInfo, proverID, randomness [32]byte, k int, replicas []post.PublicSector) (*PoStSector, error) {
+func PoStPublic(info proofs.PoStProofInfo, proverID, randomness [32]byte, k int, replicas []post.PublicSector) (*PoStJob, error) {
 	if err := checkPartitionIndex(info, k); err != nil {
 		return nil, err
 	}
@@ -254,37 +256,37 @@ func PoStPublic(info proofs.PoStProofInfo, proverID, randomness [32]byte, k int,
 	if err != nil {
 		return nil, err
 	}
-	return &PoStSector{in: &PoStInput{Proof: info, ProverID: proverID, Randomness: randomness, Partition: k}, part: p}, nil
+	return &PoStJob{in: &PoStInput{Proof: info, ProverID: proverID, Randomness: randomness, Partition: k}, part: p}, nil
 }
 
 // Input is the sector's decoded input (no vanilla proofs for PoStPublic's).
-func (s *PoStSector) Input() *PoStInput { return s.in }
+func (s *PoStJob) Input() *PoStInput { return s.in }
 
 // String names the job in errors.
-func (s *PoStSector) String() string {
+func (s *PoStJob) String() string {
 	if s.in.Proof.Type == proofs.PoStWinning {
 		return fmt.Sprintf("%s of prover %x", s.in.Proof.Name, s.in.ProverID[:8])
 	}
 	return fmt.Sprintf("%s partition %d of prover %x", s.in.Proof.Name, s.in.Partition, s.in.ProverID[:8])
 }
 
-func (s *PoStSector) partitionID(int) string {
+func (s *PoStJob) partitionID(int) string {
 	return prover.PartitionID(hex.EncodeToString(s.in.ProverID[:]), s.in.FirstSector(), s.in.Partition)
 }
 
 // Proof implements scheme.Sector: the registered PoSt proof's name.
-func (s *PoStSector) Proof() string { return s.in.Proof.Name }
+func (s *PoStJob) Proof() string { return s.in.Proof.Name }
 
 // Partitions implements scheme.Sector: a job is one partition.
-func (s *PoStSector) Partitions() int { return 1 }
+func (s *PoStJob) Partitions() int { return 1 }
 
 // C2Bytes implements scheme.Sector: one 192-byte proof.
-func (s *PoStSector) C2Bytes() int64 { return groth.ProofSize }
+func (s *PoStJob) C2Bytes() int64 { return groth.ProofSize }
 
 // Verify implements scheme.Sector: the vanilla proofs verified natively
-// when the sector was laid out (NewPoStSector); a public-only sector has
+// when the sector was laid out (NewPoStJob); a public-only sector has
 // none to verify.
-func (s *PoStSector) Verify(ctx context.Context) error {
+func (s *PoStJob) Verify(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -296,7 +298,7 @@ func (s *PoStSector) Verify(ctx context.Context) error {
 
 // PublicInputs are the partition's public inputs, from its public data
 // (post.Partition.PublicInputs); k is the pipeline's one partition, 0.
-func (s *PoStSector) PublicInputs(k int) ([]fr.Element, error) {
+func (s *PoStJob) PublicInputs(k int) ([]fr.Element, error) {
 	if k != 0 {
 		return nil, fmt.Errorf("%s: partition %d of a one-partition job", s, k)
 	}
@@ -304,11 +306,11 @@ func (s *PoStSector) PublicInputs(k int) ([]fr.Element, error) {
 }
 
 // circuitSpec is the PoSt circuit of the job's proof.
-func (s *PoStSector) circuitSpec() (*spec, error) { return postSpec(s.in.Proof) }
+func (s *PoStJob) circuitSpec() (*spec, error) { return postSpec(s.in.Proof) }
 
 // builder is the partition's witness from its verified vanilla proofs
 // (post.Partition.Witness) through the PoSt circuit.
-func (s *PoStSector) builder(int) (func(*r1cs.Witness) error, error) {
+func (s *PoStJob) builder(int) (func(*r1cs.Witness) error, error) {
 	if !s.verified {
 		return nil, fmt.Errorf("public data only, no vanilla proofs: %w", ErrBadPoStInput)
 	}

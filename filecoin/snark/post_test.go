@@ -111,7 +111,7 @@ func TestPoStScheme2KiB(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pub := func(r [32]byte, ids ...uint64) *snark.PoStSector {
+			pub := func(r [32]byte, ids ...uint64) *snark.PoStJob {
 				t.Helper()
 				var reps []post.PublicSector
 				for i, id := range ids {
