@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -20,6 +22,9 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -120,6 +125,10 @@ func (p *c2flowProc) kill() {
 	p.waited <- err
 }
 
+// stopWithin bounds a process's exit after SIGINT: longer than a worker's
+// drain (the partitions it synthesized finish first, at most 2 minutes).
+const stopWithin = 150 * time.Second
+
 func (p *c2flowProc) stop() {
 	select {
 	case err := <-p.waited:
@@ -130,8 +139,8 @@ func (p *c2flowProc) stop() {
 	p.cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-p.waited:
-	case <-time.After(60 * time.Second):
-		p.t.Errorf("c2flow did not stop within 60 s of SIGINT:\n%s", p.output())
+	case <-time.After(stopWithin):
+		p.t.Errorf("c2flow did not stop within %v of SIGINT:\n%s", stopWithin, p.output())
 		p.kill()
 	}
 }
@@ -727,17 +736,31 @@ func jobIdentity(t testing.TB, jobID string) job.Ref {
 	return job.Ref{ProverID: parts[2], SectorID: n, InputDigest: parts[4], Proof: parts[1]}
 }
 
-// waitSectorRunning waits until the sector's C1 is in S3 (the gateway
-// accepted the request and started its batch), then a moment for the
-// batch to start its sector.
+// waitSectorRunning waits until the sector's input is in S3 (the gateway
+// accepted the request and started its batch) and Temporal says its
+// sector workflow runs: no wall-clock "moment", which a loaded machine can
+// outlast.
 func waitSectorRunning(t testing.TB, ctx context.Context, d *devWithCuzk, s curioSector) {
 	t.Helper()
+	c, err := client.DialContext(ctx, client.Options{HostPort: d.temporal, Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	prover := proofs.ProverID(s.miner)
-	prefix := "c1/" + hex.EncodeToString(prover[:]) + "/" + fmt.Sprint(s.number) + "/"
+	ref := job.Ref{ProverID: hex.EncodeToString(prover[:]), SectorID: s.number}
+	prefix := "c1/" + ref.ProverID + "/" + fmt.Sprint(s.number) + "/"
 	for ctx.Err() == nil {
-		if keys, err := d.store.List(ctx, prefix); err == nil && len(keys) > 0 {
-			time.Sleep(2 * time.Second)
-			return
+		if ref.InputDigest == "" {
+			if keys, err := d.store.List(ctx, prefix); err == nil && len(keys) > 0 {
+				ref.InputDigest = strings.TrimSuffix(path.Base(keys[0]), ".json")
+			}
+		}
+		if ref.InputDigest != "" {
+			w, err := c.DescribeWorkflowExecution(ctx, job.SectorWorkflowID(ref), "")
+			if err == nil && w.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				return
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
