@@ -344,7 +344,7 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 			budget.Giveback(n)
 		}
 	}()
-	s, err := async(ctx, func() (Solved, error) { return h.Phases.Synthesize(ctx, in.Ref, in.Partition) }, nil)
+	s, err := async(ctx, func() (Solution, error) { return h.Phases.Synthesize(ctx, in.Ref, in.Partition) }, nil)
 	if err != nil {
 		return job.SynthOutput{}, err
 	}
@@ -440,8 +440,8 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		return job.DeviceOutput{}, err
 	}
 	var use gpu.Use
-	_, err := async(ctx, func() (Proving, error) { return h.onDevice(ctx, w, order, &use) },
-		func(p Proving, err error, abandoned bool) {
+	_, err := async(ctx, func() (Partial, error) { return h.onDevice(ctx, w, order, &use) },
+		func(p Partial, err error, abandoned bool) {
 			if err != nil || abandoned {
 				// The witness is consumed either way: the workflow
 				// synthesizes again.
@@ -470,8 +470,8 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 // order: the quotient, the witness's budget share given back (the
 // partition's a, b, c were its lane's and are gone; the next synthesis
 // may start, cuzk's semaphore fix), the MSMs. use is the slot's account.
-func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *gpu.Use) (Proving, error) {
-	var p Proving
+func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *gpu.Use) (Partial, error) {
+	var p Partial
 	u, err := h.Slots.Run(ctx, order, func(dev gpu.Held) error {
 		h.stopInDevice()
 		r, err := h.Phases.Quotient(ctx, w.solved, dev)

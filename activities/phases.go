@@ -23,20 +23,20 @@ type Phases interface {
 	// (the budget's share, asked before synthesis).
 	PartitionBytes(ctx context.Context, ref job.Ref) (int64, error)
 	// Synthesize solves partition k of the sector into its witness.
-	Synthesize(ctx context.Context, ref job.Ref, k int) (Solved, error)
+	Synthesize(ctx context.Context, ref job.Ref, k int) (Solution, error)
 	// Quotient is the device phase's first step (H by NTTs) of s on dev, a
 	// device slot the host holds (it acquires slots in one place,
 	// gpu.Slots.Run). s is consumed; its big vectors are freed when
 	// Quotient returns, the moment the budget may admit the next
 	// synthesis. An error of the device is a gpu.Fault.
-	Quotient(ctx context.Context, s Solved, dev gpu.Held) (Reduced, error)
+	Quotient(ctx context.Context, s Solution, dev gpu.Held) (Quotient, error)
 	// MSM is the device phase's second step (the G1 MSMs), on the same
 	// device.
-	MSM(ctx context.Context, r Reduced, dev gpu.Held) (Proving, error)
+	MSM(ctx context.Context, r Quotient, dev gpu.Held) (Partial, error)
 	// Finalize completes the partition's proof on the CPU and verifies it: an
 	// invalid proof is a job.ErrInvalidProof and never leaves the host. It
 	// returns the proof as it crosses Temporal.
-	Finalize(ctx context.Context, p Proving) ([]byte, time.Duration, error)
+	Finalize(ctx context.Context, p Partial) ([]byte, time.Duration, error)
 	// Store verifies a sector's partition proofs as one C2 and stores it
 	// conditionally; Lookup says whether a stored C2 can be trusted.
 	Store(ctx context.Context, in job.StoreInput) (job.StoreOutput, error)
@@ -49,13 +49,18 @@ type Phases interface {
 	// device host. Unspill reads it back there from r, checking it is
 	// partition k of the sector's job; a damaged, truncated or foreign
 	// spill wraps prover.ErrBadSpill.
-	SpillBytes(s Solved) int64
-	Spill(s Solved, w io.Writer) error
-	Unspill(ctx context.Context, ref job.Ref, k int, r io.Reader) (Solved, error)
+	SpillBytes(s Solution) int64
+	Spill(s Solution, w io.Writer) error
+	Unspill(ctx context.Context, ref job.Ref, k int, r io.Reader) (Solution, error)
 }
 
-// Solved is a synthesized partition in a host's memory.
-type Solved interface {
+// A partition's stages carry the prover's names (prover.Solution,
+// prover.Quotient, prover.Partial): synthesis makes a Solution, the
+// device phase's first step a Quotient and its second a Partial, which
+// Finalize turns into the partition's proof.
+
+// Solution is a synthesized partition in a host's memory (its witness).
+type Solution interface {
 	// Partition names it in logs: "<sector>/<k>".
 	Partition() string
 	// Bytes is the memory it holds until the device phase frees it.
@@ -64,12 +69,13 @@ type Solved interface {
 	SynthTime() time.Duration
 }
 
-// Reduced is a partition between the device phase's two steps.
-type Reduced interface {
+// Quotient is a partition between the device phase's two steps (H by
+// NTTs, then the MSMs).
+type Quotient interface {
 	Partition() string
 }
 
-// Proving is a partition after its device phase, before Finalize.
-type Proving interface {
+// Partial is a partition after its device phase, before Finalize.
+type Partial interface {
 	Partition() string
 }

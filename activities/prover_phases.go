@@ -248,7 +248,7 @@ func (p *ProverPhases) PartitionBytes(ctx context.Context, ref job.Ref) (int64, 
 }
 
 // Synthesize implements Phases.
-func (p *ProverPhases) Synthesize(ctx context.Context, ref job.Ref, k int) (Solved, error) {
+func (p *ProverPhases) Synthesize(ctx context.Context, ref job.Ref, k int) (Solution, error) {
 	s, err := p.sector(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -273,7 +273,7 @@ func (p *ProverPhases) Synthesize(ctx context.Context, ref job.Ref, k int) (Solv
 }
 
 // Quotient implements Phases.
-func (p *ProverPhases) Quotient(ctx context.Context, s Solved, dev gpu.Held) (Reduced, error) {
+func (p *ProverPhases) Quotient(ctx context.Context, s Solution, dev gpu.Held) (Quotient, error) {
 	w, ok := s.(*solved)
 	if !ok || w.circ == nil {
 		return nil, fmt.Errorf("device phase: a %T is not a synthesized partition with its circuit", s)
@@ -287,7 +287,7 @@ func (p *ProverPhases) Quotient(ctx context.Context, s Solved, dev gpu.Held) (Re
 }
 
 // MSM implements Phases.
-func (p *ProverPhases) MSM(ctx context.Context, r Reduced, dev gpu.Held) (Proving, error) {
+func (p *ProverPhases) MSM(ctx context.Context, r Quotient, dev gpu.Held) (Partial, error) {
 	w, ok := r.(*reduced)
 	if !ok {
 		return nil, fmt.Errorf("device phase: a %T is not a quotient", r)
@@ -300,7 +300,7 @@ func (p *ProverPhases) MSM(ctx context.Context, r Reduced, dev gpu.Held) (Provin
 }
 
 // Finalize implements Phases.
-func (p *ProverPhases) Finalize(ctx context.Context, pr Proving) ([]byte, time.Duration, error) {
+func (p *ProverPhases) Finalize(ctx context.Context, pr Partial) ([]byte, time.Duration, error) {
 	w, ok := pr.(*proving)
 	if !ok {
 		return nil, 0, fmt.Errorf("finalize: a %T is not a device phase's result", pr)
@@ -403,7 +403,7 @@ func (p *ProverPhases) Lookup(ctx context.Context, ref job.Ref) (job.LookupOutpu
 }
 
 // SpillBytes implements Phases.
-func (p *ProverPhases) SpillBytes(s Solved) int64 {
+func (p *ProverPhases) SpillBytes(s Solution) int64 {
 	if w, ok := s.(*solved); ok {
 		return w.sol.EncodedBytes()
 	}
@@ -411,7 +411,7 @@ func (p *ProverPhases) SpillBytes(s Solved) int64 {
 }
 
 // Spill implements Phases.
-func (p *ProverPhases) Spill(s Solved, w io.Writer) error {
+func (p *ProverPhases) Spill(s Solution, w io.Writer) error {
 	sv, ok := s.(*solved)
 	if !ok {
 		return fmt.Errorf("spill: a %T is not a synthesized partition", s)
@@ -423,7 +423,7 @@ func (p *ProverPhases) Spill(s Solved, w io.Writer) error {
 // Unspill implements Phases: the spill is read against the circuit's
 // size (a longer one is refused before its memory is taken) and must name
 // this job's partition k.
-func (p *ProverPhases) Unspill(ctx context.Context, ref job.Ref, k int, r io.Reader) (Solved, error) {
+func (p *ProverPhases) Unspill(ctx context.Context, ref job.Ref, k int, r io.Reader) (Solution, error) {
 	s, c, err := p.sectorCircuit(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 // stays in this host's budget until the workflow releases it (the device
 // host has loaded it, or the partition failed): a synthesis host cannot
 // outrun the device hosts, whatever the spill's capacity.
-func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solved, n int64, budget *Budget) (job.SynthOutput, error) {
+func (h *Host) spillWitness(ctx context.Context, in job.SynthInput, s Solution, n int64, budget *Budget) (job.SynthOutput, error) {
 	t0 := time.Now()
 	key := s.Partition() + "/" + newHandle() // the prover, sector and partition, then this copy
 	size := h.Phases.SpillBytes(s)

@@ -15,10 +15,10 @@ import (
 type witness struct {
 	ref     job.Ref
 	k       int
-	solved  Solved  // until the device phase
-	proving Proving // after the device phase, until finalize
-	bytes   int64   // budget bytes held until the device phase frees them
-	budget  *Budget // the budget holding them (nil: the host's)
+	solved  Solution // until the device phase
+	proving Partial  // after the device phase, until finalize
+	bytes   int64    // budget bytes held until the device phase frees them
+	budget  *Budget  // the budget holding them (nil: the host's)
 	// priority is the device phase's (job.TaskPriority): its finalize
 	// goes by it.
 	priority int

@@ -32,7 +32,7 @@ func (s fakeSolved) SynthTime() time.Duration { return time.Millisecond }
 
 type fakeProving struct{ fakeSolved }
 
-func (fakePhases) Synthesize(_ context.Context, _ job.Ref, k int) (Solved, error) {
+func (fakePhases) Synthesize(_ context.Context, _ job.Ref, k int) (Solution, error) {
 	return fakeSolved{k}, nil
 }
 
@@ -42,15 +42,15 @@ func (fakePhases) Validate(context.Context, job.Ref) (job.ValidateOutput, error)
 
 func (fakePhases) PartitionBytes(context.Context, job.Ref) (int64, error) { return 1 << 20, nil }
 
-func (fakePhases) Quotient(_ context.Context, s Solved, _ gpu.Held) (Reduced, error) {
+func (fakePhases) Quotient(_ context.Context, s Solution, _ gpu.Held) (Quotient, error) {
 	return s.(fakeSolved), nil
 }
 
-func (fakePhases) MSM(_ context.Context, r Reduced, _ gpu.Held) (Proving, error) {
+func (fakePhases) MSM(_ context.Context, r Quotient, _ gpu.Held) (Partial, error) {
 	return fakeProving{r.(fakeSolved)}, nil
 }
 
-func (fakePhases) Finalize(context.Context, Proving) ([]byte, time.Duration, error) {
+func (fakePhases) Finalize(context.Context, Partial) ([]byte, time.Duration, error) {
 	proof := make([]byte, 192)
 	rand.Read(proof)
 	return proof, time.Millisecond, nil
@@ -201,7 +201,7 @@ func TestFinalizeRetryReplaysItsProof(t *testing.T) {
 // ECC error fails its NTTs.
 type faultyPhases struct{ fakePhases }
 
-func (f faultyPhases) Quotient(ctx context.Context, s Solved, dev gpu.Held) (Reduced, error) {
+func (f faultyPhases) Quotient(ctx context.Context, s Solution, dev gpu.Held) (Quotient, error) {
 	if dev.Name() == "cpu/0" {
 		return nil, gpu.Faulted(dev, errors.New("NTT failed"))
 	}
@@ -385,7 +385,7 @@ type slowPhases struct {
 	d time.Duration
 }
 
-func (p slowPhases) Synthesize(_ context.Context, _ job.Ref, k int) (Solved, error) {
+func (p slowPhases) Synthesize(_ context.Context, _ job.Ref, k int) (Solution, error) {
 	time.Sleep(p.d)
 	return fakeSolved{k}, nil
 }

@@ -120,7 +120,7 @@ func (p *Phases) PartitionBytes(context.Context, job.Ref) (int64, error) {
 }
 
 // Synthesize sleeps a modelled synthesis.
-func (p *Phases) Synthesize(ctx context.Context, ref job.Ref, k int) (activities.Solved, error) {
+func (p *Phases) Synthesize(ctx context.Context, ref job.Ref, k int) (activities.Solution, error) {
 	info := activity.GetInfo(ctx)
 	d := p.draw.draw(p.model.SynthMS)
 	if err := work(ctx, d); err != nil {
@@ -134,7 +134,7 @@ func (p *Phases) Synthesize(ctx context.Context, ref job.Ref, k int) (activities
 // Quotient holds the host's device slot for the NTT share of a modelled
 // device time; the host then frees the witness's budget, as it does after
 // the real quotient.
-func (p *Phases) Quotient(ctx context.Context, s activities.Solved, dev gpu.Held) (activities.Reduced, error) {
+func (p *Phases) Quotient(ctx context.Context, s activities.Solution, dev gpu.Held) (activities.Quotient, error) {
 	w := s.(*solved)
 	d := p.draw.draw(p.model.DeviceMS)
 	ntt := time.Duration(float64(d) * p.model.FreeAt)
@@ -146,7 +146,7 @@ func (p *Phases) Quotient(ctx context.Context, s activities.Solved, dev gpu.Held
 }
 
 // MSM holds the slot for the rest of the modelled device time.
-func (p *Phases) MSM(ctx context.Context, r activities.Reduced, dev gpu.Held) (activities.Proving, error) {
+func (p *Phases) MSM(ctx context.Context, r activities.Quotient, dev gpu.Held) (activities.Partial, error) {
 	w := r.(*reduced)
 	if err := work(ctx, w.rest); err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func (p *Phases) MSM(ctx context.Context, r activities.Reduced, dev gpu.Held) (a
 
 // Finalize sleeps a modelled finalize. The proof it returns is a marker,
 // not a proof: Store of the simulation stores nothing.
-func (p *Phases) Finalize(ctx context.Context, pr activities.Proving) ([]byte, time.Duration, error) {
+func (p *Phases) Finalize(ctx context.Context, pr activities.Partial) ([]byte, time.Duration, error) {
 	w := pr.(*proving)
 	started := time.Now() // the host's finalize-slot wait counts as queueing
 	d := p.draw.draw(p.model.FinalizeMS)
@@ -187,12 +187,12 @@ func (p *Phases) DropInput(ctx context.Context, ref job.Ref) error { return nil 
 var errNoSpill = errors.New("sim: a simulated witness cannot be spilled")
 
 // SpillBytes is 0: a simulated witness is not spilled.
-func (p *Phases) SpillBytes(activities.Solved) int64 { return 0 }
+func (p *Phases) SpillBytes(activities.Solution) int64 { return 0 }
 
 // Spill is refused: the simulation models same-host affinity only.
-func (p *Phases) Spill(activities.Solved, io.Writer) error { return errNoSpill }
+func (p *Phases) Spill(activities.Solution, io.Writer) error { return errNoSpill }
 
 // Unspill is refused (see Spill).
-func (p *Phases) Unspill(context.Context, job.Ref, int, io.Reader) (activities.Solved, error) {
+func (p *Phases) Unspill(context.Context, job.Ref, int, io.Reader) (activities.Solution, error) {
 	return nil, errNoSpill
 }
