@@ -65,24 +65,27 @@ const (
 const peekBytes = 1 << 10
 
 // A class of requests draws on its own pool and every larger one: the
-// pools nest (general within window within all), so PoRep, SnapDeals and
-// every other call hold at most the budget less both PoSt reserves,
-// WindowPoSt at most the budget less WinningPoSt's, and WinningPoSt all of
-// it. A flood of large PoReps therefore leaves a WinningPoSt its reserve.
+// pools nest (general within due within all), so the kinds no chain
+// deadline bounds (PoRep, SnapDeals) and every other call hold at most the
+// budget less both reserves, a chain-bound kind (WindowPoSt) at most the
+// budget less the urgent kind's reserve, and an urgent kind (WinningPoSt)
+// all of it. A flood of large PoReps therefore leaves a WinningPoSt its
+// reserve. A kind's class follows its scheme's policy (classOf).
 type class int
 
 const (
-	classGeneral class = iota // PoRep, SnapDeals, unknown kinds, other methods
-	classWindow               // WINDOW_POST_PARTITION
-	classWinning              // WINNING_POST
+	classGeneral class = iota // no due time: PoRep, SnapDeals, unknown kinds, other methods
+	classDue                  // chain-bound (scheme.Policy.Due): WindowPoSt
+	classUrgent               // urgent (scheme.Policy.Urgent): WinningPoSt
 )
 
 // The budget's shares kept from the classes below each, as divisors of the
-// budget: WinningPoSt's (a 32GiB winning request is under 1 MB) and
-// WindowPoSt's (a 2KiB to 8MiB partition, or a part of a 32GiB one's 60 MB).
+// budget: the urgent class's (a 32GiB winning request is under 1 MB) and
+// the due class's (a 2KiB to 8MiB window partition, or a part of a 32GiB
+// one's 60 MB).
 const (
-	winningReserve = 32 // 1/32
-	windowReserve  = 8  // 1/8
+	urgentReserve = 32 // 1/32
+	dueReserve    = 8  // 1/8
 )
 
 // budget admits calls against the request memory.
@@ -120,9 +123,9 @@ func newBudget(c budgetConfig) *budget {
 		c.peerStreams = defaultPeerStreams
 	}
 	b := &budget{limit: c.limit, wait: c.wait, read: c.read, first: c.first, peers: newPeerStreams(c.peerStreams)}
-	b.caps[classWinning] = c.limit
-	b.caps[classWindow] = c.limit - c.limit/winningReserve
-	b.caps[classGeneral] = b.caps[classWindow] - c.limit/windowReserve
+	b.caps[classUrgent] = c.limit
+	b.caps[classDue] = c.limit - c.limit/urgentReserve
+	b.caps[classGeneral] = b.caps[classDue] - c.limit/dueReserve
 	for i, n := range b.caps {
 		b.pools[i] = semaphore.NewWeighted(n)
 	}

@@ -318,7 +318,7 @@ func TestKindOfFirstBytes(t *testing.T) {
 	s := &Server{cfg: Config{Schemes: registry.Schemes(registry.Options{})}}
 	for k, want := range map[cuzkpb.ProofKind]class{cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED: classGeneral,
 		cuzkpb.ProofKind_POREP_SEAL_COMMIT: classGeneral, cuzkpb.ProofKind_SNAP_DEALS_UPDATE: classGeneral,
-		cuzkpb.ProofKind_WINDOW_POST_PARTITION: classWindow, cuzkpb.ProofKind_WINNING_POST: classWinning} {
+		cuzkpb.ProofKind_WINDOW_POST_PARTITION: classDue, cuzkpb.ProofKind_WINNING_POST: classUrgent} {
 		if got := s.classOf(k); got != want {
 			t.Errorf("classOf(%v) = %v, want %v", k, got, want)
 		}

@@ -53,9 +53,9 @@ func (s *Server) classOf(k cuzkpb.ProofKind) class {
 	case !ok:
 		return classGeneral
 	case p.Urgent():
-		return classWinning
+		return classUrgent
 	case p.Due > 0:
-		return classWindow
+		return classDue
 	}
 	return classGeneral
 }
