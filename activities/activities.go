@@ -88,9 +88,13 @@ type HostStats struct {
 	// held ones at the deadline, from the host itself, and syntheses that
 	// finished past it, never stored.
 	Lapsed int `json:"lapsed_witnesses,omitempty"`
-	// Retried syntheses were retries of an attempt Temporal gave up on (a
-	// heartbeat timeout on a loaded host): the earlier attempt's witness,
-	// where it was made, ends Unclaimed.
+	// Retried syntheses made a witness beside one an earlier attempt of
+	// the same activity made and still holds (Temporal gave up on that
+	// attempt, a heartbeat timeout on a loaded host, after it had
+	// synthesized): the earlier witness ends Unclaimed. An attempt that
+	// was given up before it synthesized made nothing and is not counted.
+	// A synthesis-only host counts every retry it spills (its spills are
+	// not held here).
 	Retried int `json:"synth_retries,omitempty"`
 }
 
@@ -364,16 +368,32 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 	}
 	// The witness holds its packed bytes from now: the rest of what the
 	// synthesis reserved goes back to the budget.
-	w := &witness{ref: in.Ref, k: in.Partition, solved: s, bytes: s.Bytes(), budget: budget, deadline: in.Deadline}
+	w := &witness{ref: in.Ref, k: in.Partition, solved: s, bytes: s.Bytes(), budget: budget, deadline: in.Deadline, made: synthesisOf(ctx)}
+	again := h.ws.heldFrom(w.made)
 	if in.ClaimWithin > 0 {
 		w.dropAt = time.Now().Add(claimDeadline(in.ClaimWithin))
 	}
 	budget.Hold(n, w.bytes)
 	held = true
 	handle := h.ws.put(w)
-	h.count(func(st *HostStats) { st.Syntheses++; st.Retried += retried(ctx) })
+	h.count(func(st *HostStats) {
+		st.Syntheses++
+		if again {
+			st.Retried++
+		}
+	})
 	h.phase("synth", s.SynthTime())
 	return job.SynthOutput{Witness: job.HostWitness(h.ID, handle), Bytes: w.bytes, SynthMS: s.SynthTime().Milliseconds()}, nil
+}
+
+// synthesisOf names the synthesis activity ctx runs (its workflow run and
+// activity id, the same for every attempt); "" outside an activity.
+func synthesisOf(ctx context.Context) string {
+	if !activity.IsActivity(ctx) {
+		return ""
+	}
+	i := activity.GetInfo(ctx)
+	return i.WorkflowExecution.RunID + "/" + i.ActivityID
 }
 
 // retried is 1 where ctx is a retry of an activity (attempt 2 on), else 0.

@@ -23,8 +23,11 @@ type witness struct {
 	// goes by it.
 	priority int
 	spill    string // key of the spilled copy (synthesis-only host)
-	loaded   bool   // loaded from a spill: not in this host's budget
-	created  time.Time
+	// made names the synthesis activity that made it (synthesisOf): a
+	// retried attempt's witness beside an earlier attempt's is counted.
+	made    string
+	loaded  bool // loaded from a spill: not in this host's budget
+	created time.Time
 	// dropAt, if set, drops the idle witness before the TTL: an own-queue
 	// witness no device phase has claimed (see job.SynthInput.ClaimWithin),
 	// or a finalized partition's proof kept for a retried finalize.
@@ -73,6 +76,22 @@ func (ws *witnesses) put(w *witness) string {
 	}
 	ws.mu.Unlock()
 	return h
+}
+
+// heldFrom says whether a witness made by the synthesis activity made
+// (synthesisOf; "" never matches) is held.
+func (ws *witnesses) heldFrom(made string) bool {
+	if made == "" {
+		return false
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, w := range ws.m {
+		if w.made == made {
+			return true
+		}
+	}
+	return false
 }
 
 // lapse drops the witness of handle h, its job's deadline passed: now, or

@@ -419,3 +419,24 @@ func TestSynthesisPastItsDeadlineStoresNothing(t *testing.T) {
 		assertDeadlinePassed(t, c.name+" started past its deadline", err)
 	}
 }
+
+// A synthesis counts as retried (HostStats.Retried) only beside a witness
+// an earlier attempt of the same activity made and still holds: a second
+// activity for the same partition (a resubmission) is not a retry, and an
+// attempt given up before it synthesized made nothing to count.
+func TestRetriedCountsOnlyASupersededWitness(t *testing.T) {
+	h, _, env := newFakeHost(t, 4)
+	synthesize(t, env, h.Synthesize, job.SynthInput{Partition: 0})
+	synthesize(t, env, h.Synthesize, job.SynthInput{Partition: 0})
+	if st := h.Stats(); st.Syntheses != 2 || st.Retried != 0 {
+		t.Fatalf("two activities for one partition: %+v, want 2 syntheses, none retried", st)
+	}
+	ws := h.ws
+	ws.put(&witness{made: "run/7"})
+	if !ws.heldFrom("run/7") || ws.heldFrom("run/8") || ws.heldFrom("") {
+		t.Error("heldFrom does not find exactly the activity's witness")
+	}
+	if (&witness{}).made != "" || ws.heldFrom(synthesisOf(context.Background())) {
+		t.Error("outside an activity, a synthesis is no activity's")
+	}
+}
