@@ -62,9 +62,18 @@ func TestPostgres(t *testing.T) {
 	if version != pgschema.VisibilityVersion {
 		t.Errorf("visibility schema version %s, want %s", version, pgschema.VisibilityVersion)
 	}
+	// The history service writes a shard's row when it first acquires the
+	// shard, which a loaded machine may not have done yet (loaded run 5:
+	// 3 of 4): wait for the rows, within the test's minute.
 	var shards int
-	if err := db.QueryRow(`SELECT count(*) FROM shards`).Scan(&shards); err != nil {
-		t.Fatal(err)
+	for {
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM shards`).Scan(&shards); err != nil {
+			t.Fatal(err)
+		}
+		if shards >= 4 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	if shards != 4 {
 		t.Errorf("%d history shards in the database, want 4", shards)
