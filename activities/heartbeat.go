@@ -93,6 +93,11 @@ func (k keeper) run(ctx context.Context) (context.Context, func()) {
 				return
 			case <-t.C:
 			}
+			// A tick and the end can be ready together, and select picks
+			// either: an ended attempt sends no more.
+			if work.Err() != nil {
+				return
+			}
 			// One RPC may take the whole timeout: a stall while it is in
 			// flight is not a lost host unless Temporal says so.
 			rctx, rcancel := context.WithTimeout(work, k.timeout)

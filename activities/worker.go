@@ -301,15 +301,18 @@ func (w *Worker) drain() {
 	if len(w.synth) == 0 {
 		return
 	}
+	// The bound counts from the stop, the wait for running syntheses
+	// included, so a supervisor's stop timeout can be sized from the flag.
+	start := time.Now()
+	deadline := start.Add(w.cfg.DrainTimeout)
 	for _, s := range w.synth {
-		s.Stop() // waits for running syntheses to return
+		s.Stop() // waits for running syntheses to return (WorkerStopTimeout)
 	}
-	deadline := time.Now().Add(w.cfg.DrainTimeout)
 	// Say what the stop waits for, and again every 10 s: a silent wait
 	// looks like a hang.
-	said := time.Now()
-	if n := w.host.Witnesses(); n > 0 {
-		w.cfg.Log.Warn("stopping: the partitions synthesized here finish their device phase and finalize first", "witnesses", n, "at_most", w.cfg.DrainTimeout)
+	said, held := time.Now(), w.host.Witnesses()
+	if held > 0 {
+		w.cfg.Log.Warn("stopping: the partitions synthesized here finish their device phase and finalize first", "witnesses", held, "at_most", time.Until(deadline).Round(time.Second))
 	}
 	for w.host.Witnesses() > 0 && time.Now().Before(deadline) {
 		if w.cfg.StatsFile != "" {
@@ -322,9 +325,9 @@ func (w *Worker) drain() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if n := w.host.Witnesses(); n > 0 {
-		w.cfg.Log.Warn("stopping with witnesses not finished: their partitions are synthesized again elsewhere", "witnesses", n)
+		w.cfg.Log.Warn("stopping with witnesses not finished: their partitions are synthesized again elsewhere", "witnesses", n, "ms", time.Since(start).Milliseconds())
 	} else {
-		w.cfg.Log.Info("drained: every synthesized partition finished on this host")
+		w.cfg.Log.Info("drained: every synthesized partition finished on this host", "witnesses", held, "ms", time.Since(start).Milliseconds())
 	}
 }
 

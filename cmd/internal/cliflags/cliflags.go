@@ -166,7 +166,7 @@ func AddHost(fs *flag.FlagSet) (func() (Host, error), error) {
 	fs.Int64Var(&c.UrgentBudget, "urgent-budget", activities.DefaultUrgentBudget, "bytes of --memory-budget kept for priority-1 syntheses (WinningPoSt), counted in it; with --partition-workers one partition beside them; negative: none")
 	fs.IntVar(&c.FinalizeSlots, "finalize-slots", 0, "concurrent CPU finalizes (default: one per device)")
 	fs.DurationVar(&c.WitnessTTL, "witness-ttl", 15*time.Minute, "drop witnesses idle for longer")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 2*time.Minute, "on SIGTERM: time the partitions synthesized here get to finish their device phase and finalize before the worker stops (what is left is synthesized again elsewhere); then 30 s for running activities. A supervisor's stop timeout (docker's stop_grace_period, systemd's TimeoutStopSec) must exceed both")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 2*time.Minute, "on SIGTERM: time, counted from the signal, the partitions synthesized here get to finish their device phase and finalize before the worker stops (what is left is synthesized again elsewhere); then 30 s for running activities. A supervisor's stop timeout (docker's stop_grace_period, systemd's TimeoutStopSec) must exceed both")
 	fs.StringVar(&keys.FilecoinParams, "filecoin-params", registry.FilecoinParamsDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
 	var dv procflags.Devices
