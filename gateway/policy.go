@@ -33,6 +33,17 @@ func kindName(k cuzkpb.ProofKind) string {
 	return k.String()
 }
 
+// cuzkName is cuzk's name of the cuzk kind that scheme request kind kind
+// serves; ok is false where none does.
+func cuzkName(kind string) (string, bool) {
+	for _, c := range cuzkKinds {
+		if c.kind == kind {
+			return c.name, true
+		}
+	}
+	return "", false
+}
+
 // policy is the declared policy of a cuzk proof kind's scheme; ok is
 // false for a kind no scheme of this gateway admits (or cuzk's table
 // lacks).

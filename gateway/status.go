@@ -4,21 +4,26 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/scheme"
 )
 
 // metrics are the gateway's own counters, served by GetMetrics with the
@@ -29,6 +34,7 @@ type metrics struct {
 	results  *prometheus.CounterVec
 	seconds  *prometheus.HistogramVec
 	fleet    *prometheus.GaugeVec
+	jobs     *prometheus.GaugeVec
 }
 
 func newMetrics(started time.Time) *metrics {
@@ -43,10 +49,12 @@ func newMetrics(started time.Time) *metrics {
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14)}, []string{"proof_kind", "status"}),
 		fleet: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "c2flow_fleet",
 			Help: "The fleet as Temporal reports it when the metrics are read (see GetStatus)."}, []string{"what"}),
+		jobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "c2flow_fleet_jobs_running",
+			Help: "Running jobs by proof kind (GetStatus's in_progress) when the metrics are read."}, []string{"proof_kind"}),
 	}
 	uptime := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "c2flow_gateway_uptime_seconds", Help: "Seconds since this gateway started."},
 		func() float64 { return time.Since(started).Seconds() })
-	m.reg.MustRegister(m.requests, m.results, m.seconds, m.fleet, uptime)
+	m.reg.MustRegister(m.requests, m.results, m.seconds, m.fleet, m.jobs, uptime)
 	return m
 }
 
@@ -65,6 +73,13 @@ type fleetStatus struct {
 	devices          []*cuzkpb.GPUStatus
 	running, backlog int64 // sector workflows running; synthesis tasks waiting
 	completed, fail  int64 // sector workflows completed, failed
+	// byKind is the running sector workflows by queue (runningByKind);
+	// running is their sum.
+	byKind map[string]int64
+	// byKey is the synthesis queue's waiting tasks by priority key, urgent
+	// the urgent synthesis queue's.
+	byKey  map[int32]int64
+	urgent int64
 }
 
 // countSectors counts the sector workflows in one execution status.
@@ -77,30 +92,145 @@ func (s *Server) countSectors(ctx context.Context, st string) (int64, error) {
 	return r.GetCount(), nil
 }
 
+// backlog describes a synthesis queue's waiting tasks.
+func (s *Server) backlog(ctx context.Context, queue string) (*workflowservice.DescribeTaskQueueResponse, error) {
+	d, err := s.cfg.Temporal.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace: s.namespace(), TaskQueue: &taskqueuepb.TaskQueue{Name: queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY, ReportStats: true})
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", queue, err)
+	}
+	return d, nil
+}
+
 func (s *Server) fleet(ctx context.Context) (fleetStatus, error) {
 	var f fleetStatus
 	var err error
 	for _, c := range []struct {
 		dst *int64
 		st  string
-	}{{&f.running, "Running"}, {&f.completed, "Completed"}, {&f.fail, "Failed"}} {
+	}{{&f.completed, "Completed"}, {&f.fail, "Failed"}} {
 		if *c.dst, err = s.countSectors(ctx, c.st); err != nil {
 			return f, err
 		}
 	}
-	d, err := s.cfg.Temporal.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
-		Namespace: s.namespace(), TaskQueue: &taskqueuepb.TaskQueue{Name: job.QueueSynth, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
-		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY, ReportStats: true})
+	if f.byKind, err = s.runningByKind(ctx); err != nil {
+		return f, err
+	}
+	for _, n := range f.byKind {
+		f.running += n
+	}
+	d, err := s.backlog(ctx, job.QueueSynth)
 	if err != nil {
-		return f, fmt.Errorf("describe %s: %w", job.QueueSynth, err)
+		return f, err
 	}
 	f.backlog = d.GetStats().GetApproximateBacklogCount()
+	f.byKey = map[int32]int64{}
+	for k, st := range d.GetStatsByPriorityKey() {
+		f.byKey[k] = st.GetApproximateBacklogCount()
+	}
+	if d, err = s.backlog(ctx, job.QueueSynthUrgent); err != nil {
+		return f, err
+	}
+	f.urgent = d.GetStats().GetApproximateBacklogCount()
 	pollers, err := batch.Fleet(ctx, s.cfg.Temporal)
 	if err != nil {
 		return f, err
 	}
 	f.devices = devices(pollers)
 	return f, nil
+}
+
+// unlabelled names the queue of running jobs whose workflow carries no
+// proof name (started by a release before job.MemoProof).
+const unlabelled = "unlabelled"
+
+// runningByKind counts the running sector workflows by their kind's cuzk
+// name, from the proof name in each one's memo (job.MemoProof) and the
+// scheme that owns it; a job of a proof no cuzk kind serves (a test
+// scheme's profile, a submitted file's) is counted under its proof name.
+// Running jobs are few (a fleet's in-flight sectors), so listing them is
+// cheap where counting all of history would not be.
+func (s *Server) runningByKind(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
+	req := &workflowservice.ListWorkflowExecutionsRequest{Namespace: s.namespace(), PageSize: 1000,
+		Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", job.SectorWorkflowName)}
+	for {
+		r, err := s.cfg.Temporal.ListWorkflow(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("list running sector workflows: %w", err)
+		}
+		for _, w := range r.GetExecutions() {
+			out[s.queueOf(w.GetMemo().GetFields()[job.MemoProof])]++
+		}
+		if len(r.GetNextPageToken()) == 0 {
+			return out, nil
+		}
+		req.NextPageToken = r.GetNextPageToken()
+	}
+}
+
+// queueOf is the queue a job whose memo's proof name is p is counted in.
+func (s *Server) queueOf(p *commonpb.Payload) string {
+	var proof string
+	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &proof) != nil || proof == "" {
+		return unlabelled
+	}
+	if k, ok := s.cfg.Schemes.KindOf(proof); ok {
+		if name, ok := cuzkName(k); ok {
+			return name
+		}
+	}
+	return proof
+}
+
+// pending is the synthesis tasks waiting at the priorities of policy p:
+// an urgent kind's in the urgent queue, another's in the synthesis queue
+// at its priority keys. Kinds whose priorities overlap (PoRep and
+// SnapDeals, 3 and 4) each report the backlog at the keys they share: a
+// task carries its priority, not its kind.
+func (f fleetStatus) pending(p scheme.Policy) int64 {
+	if p.Urgent() {
+		return f.urgent
+	}
+	var n int64
+	seen := map[int]bool{}
+	for _, prio := range []int{p.Priorities.High, p.Priorities.Normal, p.Priorities.Low} {
+		if key := job.TaskPriority(prio); !seen[key] {
+			seen[key] = true
+			n += f.byKey[int32(key)]
+		}
+	}
+	return n
+}
+
+// queues is every kind's queue: each cuzk kind this gateway proves or has
+// running jobs of, in cuzk's order, then the other queues with running
+// jobs by name. Pending counts partitions waiting for a synthesis slot,
+// in progress the kind's running jobs.
+func (s *Server) queues(f fleetStatus) []*cuzkpb.QueueStatus {
+	running := f.byKind
+	var out []*cuzkpb.QueueStatus
+	listed := map[string]bool{}
+	for _, k := range slices.Sorted(maps.Keys(cuzkKinds)) {
+		name := kindName(k)
+		if !s.proves(k) && running[name] == 0 {
+			continue
+		}
+		p, ok := s.policy(k)
+		q := &cuzkpb.QueueStatus{ProofKind: name, InProgress: clampU32(running[name])}
+		if ok {
+			q.Pending = clampU32(f.pending(p))
+		}
+		out = append(out, q)
+		listed[name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(running)) {
+		if !listed[name] {
+			out = append(out, &cuzkpb.QueueStatus{ProofKind: name, InProgress: clampU32(running[name])})
+		}
+	}
+	return out
 }
 
 // namespace is the client's namespace ("default" unless the operator's
@@ -142,10 +272,10 @@ func devices(pollers []batch.Poller) []*cuzkpb.GPUStatus {
 }
 
 // GetStatus reports the fleet as Temporal sees it: every worker's device
-// (worker id / device), the PoRep queue (pending: partitions waiting for a
-// synthesis slot; in progress: sectors being proved), the completed and
-// failed sector proofs, and this gateway's uptime. With --forward, the
-// upstream server's devices and queues follow c2flow's.
+// (worker id / device), every kind's queue (queues: pending partitions,
+// running jobs), the completed and failed sector proofs, and this
+// gateway's uptime. With --forward, the upstream server's devices follow
+// c2flow's, and its queues are added to those of the same kind.
 func (s *Server) GetStatus(ctx context.Context, _ *cuzkpb.GetStatusRequest) (*cuzkpb.GetStatusResponse, error) {
 	f, err := s.fleet(ctx)
 	if err != nil {
@@ -153,7 +283,7 @@ func (s *Server) GetStatus(ctx context.Context, _ *cuzkpb.GetStatusRequest) (*cu
 	}
 	resp := &cuzkpb.GetStatusResponse{
 		Gpus:                 f.devices,
-		Queues:               []*cuzkpb.QueueStatus{{ProofKind: kindName(cuzkpb.ProofKind_POREP_SEAL_COMMIT), Pending: clampU32(f.backlog), InProgress: clampU32(f.running)}},
+		Queues:               s.queues(f),
 		TotalProofsCompleted: uint64(f.completed),
 		TotalProofsFailed:    uint64(f.fail),
 		UptimeSeconds:        uint64(time.Since(s.started) / time.Second),
@@ -168,15 +298,25 @@ func (s *Server) GetStatus(ctx context.Context, _ *cuzkpb.GetStatusRequest) (*cu
 				g.Ordinal = uint32(len(resp.Gpus))
 				resp.Gpus = append(resp.Gpus, g)
 			}
-			for _, q := range up.GetQueues() {
-				if q.GetProofKind() != kindName(cuzkpb.ProofKind_POREP_SEAL_COMMIT) {
-					resp.Queues = append(resp.Queues, q)
-				}
-			}
+			resp.Queues = merge(resp.Queues, up.GetQueues())
 			resp.LoadedSrs = up.GetLoadedSrs()
 		}
 	}
 	return resp, nil
+}
+
+// merge adds the upstream's queues to ours: one queue per kind.
+func merge(ours, up []*cuzkpb.QueueStatus) []*cuzkpb.QueueStatus {
+	for _, q := range up {
+		i := slices.IndexFunc(ours, func(o *cuzkpb.QueueStatus) bool { return o.GetProofKind() == q.GetProofKind() })
+		if i < 0 {
+			ours = append(ours, q)
+			continue
+		}
+		ours[i].Pending = clampU32(int64(ours[i].Pending) + int64(q.GetPending()))
+		ours[i].InProgress = clampU32(int64(ours[i].InProgress) + int64(q.GetInProgress()))
+	}
+	return ours
 }
 
 func clampU32(v int64) uint32 {
@@ -192,6 +332,10 @@ func (s *Server) GetMetrics(ctx context.Context, _ *cuzkpb.GetMetricsRequest) (*
 		for what, v := range map[string]int64{"sectors_running": f.running, "synthesis_backlog": f.backlog,
 			"sectors_completed": f.completed, "sectors_failed": f.fail, "devices": int64(len(f.devices))} {
 			s.metrics.fleet.WithLabelValues(what).Set(float64(v))
+		}
+		s.metrics.jobs.Reset() // a kind with none running is no longer listed
+		for name, n := range f.byKind {
+			s.metrics.jobs.WithLabelValues(name).Set(float64(n))
 		}
 	}
 	mfs, err := s.metrics.reg.Gather()

@@ -31,16 +31,7 @@ func TestAwaitShortTimeoutIsTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Temporal")
 	}
-	srv, err := devstack.Start(devstack.Options{DBFile: filepath.Join(t.TempDir(), "temporal.db"), Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	c, err := client.Dial(client.Options{HostPort: srv.Addr(), Namespace: srv.Namespace(), Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, _ := devTemporal(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	j := proofJob{kind: scheme.KindPoRep, ref: job.Ref{ProverID: strings.Repeat("e8", 32), SectorID: 7, InputDigest: strings.Repeat("ab", 32), Proof: "StackedDrg2KiBV1_1"}}
@@ -73,4 +64,21 @@ func TestAwaitShortTimeoutIsTimeout(t *testing.T) {
 	if status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("AwaitProof of timeout_ms 18446744073710 under a 500 ms deadline: %v, %v; want the caller's DeadlineExceeded", res, err)
 	}
+}
+
+// devTemporal is a development Temporal for one test, stopped at its end,
+// and a client of its namespace.
+func devTemporal(t *testing.T) (client.Client, string) {
+	t.Helper()
+	srv, err := devstack.Start(devstack.Options{DBFile: filepath.Join(t.TempDir(), "temporal.db"), Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	c, err := client.Dial(client.Options{HostPort: srv.Addr(), Namespace: srv.Namespace(), Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c, srv.Namespace()
 }

@@ -105,6 +105,21 @@ const (
 // identity (prover, sector number, C1 digest), whatever batch submits it.
 func SectorWorkflowID(ref Ref) string { return "c2/" + ref.Identity() }
 
+// MemoProof is the memo field in which a job's workflow carries its
+// proof name, so that status reports can count running jobs by kind: a
+// memo needs no registration with Temporal, where a search attribute
+// would break every start against a namespace that lacks it.
+const MemoProof = "proof"
+
+// SectorMemo is the memo of ref's sector workflow (nil where ref names no
+// proof).
+func SectorMemo(ref Ref) map[string]any {
+	if ref.Proof == "" {
+		return nil
+	}
+	return map[string]any{MemoProof: ref.Proof}
+}
+
 // BatchWorkflowID is the workflow ID of a batch.
 func BatchWorkflowID(batchID string) string { return "c2batch/" + batchID }
 

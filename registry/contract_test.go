@@ -84,23 +84,41 @@ func TestSchemeContractRefusesTwoOwners(t *testing.T) {
 	}
 }
 
-// A scheme that declares an unsound policy for a request kind (here none:
-// priority 0) fails the contract, naming the scheme and the kind.
-func TestSchemeContractRefusesBadPolicy(t *testing.T) {
+// An Admitter that declares an unsound policy for a request kind (here
+// none: priority 0), or files its proofs under no kind it admits (status
+// could not count its jobs), fails the contract, naming what is wrong.
+func TestSchemeContractRefusesBadAdmitter(t *testing.T) {
 	set := registry.Schemes(registry.Options{})
-	for i, sc := range set {
-		a, ok := sc.(scheme.Admitter)
-		if !ok {
-			continue
-		}
-		bad := slices.Clone(set)
-		bad[i] = noPolicy{a}
-		err := bad.Check()
-		if err == nil || !strings.Contains(err.Error(), a.Kinds()[0]) || !strings.Contains(err.Error(), "priorities") {
-			t.Errorf("%s without a policy: Check = %v", sc.Name(), err)
+	for _, tc := range []struct {
+		what  string
+		wrap  func(scheme.Admitter) scheme.Admitter
+		names func(scheme.Admitter) string // what the error must name
+		want  string
+	}{
+		{"without a policy", func(a scheme.Admitter) scheme.Admitter { return noPolicy{a} },
+			func(a scheme.Admitter) string { return a.Kinds()[0] }, "priorities"},
+		{"filing its proofs under no kind", func(a scheme.Admitter) scheme.Admitter { return noKind{a} },
+			func(a scheme.Admitter) string { return a.Proofs()[0] }, "request kind"},
+	} {
+		for i, sc := range set {
+			a, ok := sc.(scheme.Admitter)
+			if !ok {
+				continue
+			}
+			bad := slices.Clone(set)
+			bad[i] = tc.wrap(a)
+			err := bad.Check()
+			if err == nil || !strings.Contains(err.Error(), tc.names(a)) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s %s: Check = %v", sc.Name(), tc.what, err)
+			}
 		}
 	}
 }
+
+// noKind is an Admitter that files its proofs under no kind.
+type noKind struct{ scheme.Admitter }
+
+func (noKind) KindOf(string) string { return "" }
 
 // noPolicy is an Admitter that declares no policy.
 type noPolicy struct{ scheme.Admitter }

@@ -99,6 +99,18 @@ func (s Set) Policy(kind string) (Policy, bool) {
 	return a.Policy(kind), true
 }
 
+// KindOf is the request kind of a job of proof, by the Admitter that owns
+// proof; ok is false where none does (a proof only files submit).
+func (s Set) KindOf(proof string) (string, bool) {
+	for _, sc := range s {
+		if a, is := sc.(Admitter); is && sc.Owns(proof) {
+			k := a.KindOf(proof)
+			return k, k != ""
+		}
+	}
+	return "", false
+}
+
 // Admit admits r through the scheme of its kind and returns the admission
 // with the kind's policy; every error that is the request's fault wraps
 // ErrBadRequest.

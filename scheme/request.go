@@ -58,6 +58,9 @@ type Admitter interface {
 	// Policy is how requests of kind (one of Kinds) are served: the
 	// scheme declares it, the gateway applies it.
 	Policy(kind string) Policy
+	// KindOf is the request kind (one of Kinds) that a job of proof, one
+	// of the scheme's, is: what status reports count running jobs by.
+	KindOf(proof string) string
 }
 
 // Admitter returns the scheme admitting requests of kind.

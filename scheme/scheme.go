@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
@@ -238,7 +239,8 @@ func (s Set) For(proof string) (Scheme, error) {
 
 // Check checks that every proof a scheme lists is its own and no other
 // scheme's, and that every request kind has one Admitter, which declares
-// a sound Policy for it: a set where two schemes claim one name would
+// a sound Policy for it and files each of its proofs under one of its
+// kinds (KindOf): a set where two schemes claim one name would
 // serve it by whichever came first.
 func (s Set) Check() error {
 	var errs []error
@@ -267,6 +269,11 @@ func (s Set) Check() error {
 				kinds[k] = sc.Name()
 				if err := a.Policy(k).Check(); err != nil {
 					errs = append(errs, fmt.Errorf("scheme %s, request kind %q: %w", sc.Name(), k, err))
+				}
+			}
+			for _, p := range sc.Proofs() {
+				if k := a.KindOf(p); !slices.Contains(a.Kinds(), k) {
+					errs = append(errs, fmt.Errorf("scheme %s: proof %q is of request kind %q, not one it admits (%s)", sc.Name(), p, k, strings.Join(a.Kinds(), ", ")))
 				}
 			}
 		}

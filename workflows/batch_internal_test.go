@@ -46,3 +46,12 @@ func TestDrainSignalsBeforeContinueAsNew(t *testing.T) {
 		t.Fatal("a cancel buffered at continue-as-new was lost")
 	}
 }
+
+// A batch starts each sector workflow with its proof name in the memo,
+// what status reports count running jobs by kind from.
+func TestSectorChildCarriesItsProof(t *testing.T) {
+	ref := job.Ref{ProverID: "e8", SectorID: 1, InputDigest: "ab", Proof: "StackedDrg2KiBV1_1"}
+	if got := sectorChildOptions(ref, 3).Memo[job.MemoProof]; got != ref.Proof {
+		t.Errorf("the sector workflow's memo names proof %v, want %q", got, ref.Proof)
+	}
+}

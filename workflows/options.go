@@ -120,7 +120,8 @@ func releaseOptions(controlQueue string) workflow.ActivityOptions {
 // that closes with sectors in flight (its deadline, its execution timeout,
 // passed; an operator terminated it) cancels them rather than terminating
 // them: a canceled sector releases the witnesses it left on hosts, a
-// terminated one cannot. The policy is not part of the command replay
+// terminated one cannot. Its memo names its proof (status counts jobs by
+// kind). Neither the policy nor the memo is part of the command replay
 // checks.
 func sectorChildOptions(ref job.Ref, priority int) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
@@ -130,5 +131,6 @@ func sectorChildOptions(ref job.Ref, priority int) workflow.ChildWorkflowOptions
 		WaitForCancellation:   true,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		Priority:              temporal.Priority{PriorityKey: job.TaskPriority(priority)},
+		Memo:                  job.SectorMemo(ref),
 	}
 }

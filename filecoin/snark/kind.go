@@ -17,8 +17,11 @@ import (
 type kindSpec[I any, C scheme.Circuit, V scheme.Verifier] struct {
 	name string // the scheme's name
 	// what names the kind's circuits in errors ("filecoin update").
-	what      string
-	requests  []request // the request kinds it admits (scheme.Admitter)
+	what     string
+	requests []request // the request kinds it admits (scheme.Admitter)
+	// kindOf is the request kind of a job of a proof (nil: the first
+	// request's, where the kind admits one).
+	kindOf    func(I) string
 	proofs    func() []string
 	recognize func(scheme.Head) bool
 	info      func(proof string) (I, error)
@@ -133,6 +136,19 @@ func (k kind[I, C, V]) Policy(kind string) scheme.Policy {
 		}
 	}
 	return scheme.Policy{}
+}
+
+// KindOf implements scheme.Admitter: the request kind of a job of proof
+// ("" for a proof not the kind's).
+func (k kind[I, C, V]) KindOf(proof string) string {
+	info, err := k.spec.info(proof)
+	switch {
+	case err != nil || len(k.spec.requests) == 0:
+		return ""
+	case k.spec.kindOf != nil:
+		return k.spec.kindOf(info)
+	}
+	return k.spec.requests[0].kind
 }
 
 // MaxC1Bytes implements scheme.Scheme: the bound of an input of proof

@@ -99,6 +99,12 @@ var postKind = &kindSpec[proofs.PoStProofInfo, *circuitOf[*PoStJob], *verifierOf
 		{scheme.KindWinningPoSt, scheme.Policy{Priorities: scheme.Priorities{High: job.PriorityUrgent, Normal: job.PriorityUrgent, Low: job.PriorityUrgent},
 			Due: postDue, Forwardable: true}},
 	},
+	kindOf: func(info proofs.PoStProofInfo) string {
+		if info.Type == proofs.PoStWinning {
+			return scheme.KindWinningPoSt
+		}
+		return scheme.KindWindowPoSt
+	},
 	proofs:    proofs.PoStNames,
 	recognize: func(h scheme.Head) bool { return h.Has("registered_post_proof") },
 	info:      postInfo, spec: postSpec,

@@ -1,0 +1,126 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/c2flow/c2flow/gateway/cuzkpb"
+	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/scheme"
+)
+
+// GetStatus reports every kind's queue: each kind's running jobs counted
+// by the proof name its sector workflow carries (job.SectorMemo, what a
+// batch starts them with), a job of a proof no cuzk kind serves under its
+// proof name, and one with no proof name (an earlier release's) under
+// "unlabelled". The jobs run on a queue no worker polls, so they stay
+// running while the test reads them.
+func TestStatusCountsEveryKind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Temporal")
+	}
+	c, ns := devTemporal(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	set := registry.Schemes(registry.Options{})
+	s := New(Config{Temporal: c, Schemes: set, Namespace: ns})
+
+	// A proof of each request kind (from the schemes, not named here), and
+	// one that no scheme admits requests of.
+	want := map[string]uint32{}
+	var proofs []string
+	var other string
+	for _, sc := range set {
+		for _, p := range sc.Proofs() {
+			k, ok := set.KindOf(p)
+			switch {
+			case !ok && other == "":
+				other = p
+			case ok:
+				if name, _ := cuzkName(k); want[name] == 0 {
+					want[name] = uint32(len(want) + 1) // a distinct count per kind
+					for range want[name] {
+						proofs = append(proofs, p)
+					}
+				}
+			}
+		}
+	}
+	if len(want) != len(cuzkKinds) || other == "" {
+		t.Fatalf("the registered schemes gave proofs of %d kinds (want %d) and other %q", len(want), len(cuzkKinds), other)
+	}
+	proofs = append(proofs, other, "")
+	want[other], want[unlabelled] = 1, 1
+	for i, p := range proofs {
+		ref := job.Ref{ProverID: strings.Repeat("e8", 32), SectorID: uint64(i), InputDigest: strings.Repeat("ab", 32), Proof: p}
+		if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: job.SectorWorkflowID(ref), TaskQueue: "no-worker",
+			Memo: job.SectorMemo(ref)}, job.SectorWorkflowName); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Visibility is written after the start: poll until it shows them all.
+	var got map[string]uint32
+	var order []string
+	for ctx.Err() == nil {
+		st, err := s.GetStatus(ctx, &cuzkpb.GetStatusRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, order = map[string]uint32{}, nil
+		for _, q := range st.GetQueues() {
+			got[q.GetProofKind()] = q.GetInProgress()
+			order = append(order, q.GetProofKind())
+		}
+		if fmt.Sprint(got) == fmt.Sprint(want) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("GetStatus's queues in progress: %v, want %v", got, want)
+	}
+	// cuzk's kinds first, in cuzk's order (PoRep first).
+	var cuzkOrder []string
+	for _, k := range slices.Sorted(maps.Keys(cuzkKinds)) {
+		cuzkOrder = append(cuzkOrder, kindName(k))
+	}
+	if !slices.Equal(order[:len(cuzkOrder)], cuzkOrder) {
+		t.Errorf("queues in order %v, want cuzk's kinds first, %v", order, cuzkOrder)
+	}
+	m, err := s.GetMetrics(ctx, &cuzkpb.GetMetricsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range want {
+		if line := fmt.Sprintf("c2flow_fleet_jobs_running{proof_kind=%q} %d", name, n); !strings.Contains(m.PrometheusText, line) {
+			t.Errorf("GetMetrics lacks %q:\n%s", line, m.PrometheusText)
+		}
+	}
+}
+
+// A kind's pending partitions are the synthesis tasks at its priorities:
+// an urgent kind's in the urgent queue, each key counted once.
+func TestPendingByPriority(t *testing.T) {
+	f := fleetStatus{byKey: map[int32]int64{1: 100, 2: 5, 3: 7, 4: 11}, urgent: 13}
+	for _, tc := range []struct {
+		p    scheme.Priorities
+		want int64
+	}{
+		{scheme.Priorities{High: 3, Normal: 3, Low: 4}, 18},
+		{scheme.Priorities{High: 2, Normal: 2, Low: 2}, 5},
+		{scheme.Priorities{High: job.PriorityUrgent, Normal: job.PriorityUrgent, Low: job.PriorityUrgent}, 13},
+	} {
+		if got := f.pending(scheme.Policy{Priorities: tc.p}); got != tc.want {
+			t.Errorf("pending at %+v: %d, want %d", tc.p, got, tc.want)
+		}
+	}
+}
