@@ -28,13 +28,16 @@ demo: build
 # last (alphabetically, integration, about 16 minutes on 2 cores, started
 # 15 minutes in and was the run's whole tail); testreport's summary names
 # the slowest packages and when each started. deploy's compose test
-# (TestComposeStack, about 17 minutes) mostly waits (heartbeat timeouts,
+# (TestComposeStack, 29 to 33 minutes cold beside the others) mostly waits (heartbeat timeouts,
 # a 60 s pause) while its containers prove: it gets a third test-binary
 # slot (-p 3), so the two longest CPU-bound packages still start at once
-# (with -p 2 it held cmd/c2flow back 20 minutes).
+# (with -p 2 it held cmd/c2flow back 20 minutes). No CPU is left idle
+# for a fourth: with -p 4 the CPU was 100% busy, filecoin/circuit took
+# 1,251 s instead of 424 s and every compose batch 30 to 50% longer
+# (docs/testing.md, cold runs 8 and 9).
 SLOW_TESTS := ./integration ./deploy ./cmd/c2flow ./filecoin/circuit ./filecoin/snark ./activities ./filecoin/update ./cmd/c2flow/internal/lab
 # -timeout is a hung binary's bound, not a speed check: the longest
-# package (deploy) takes 25 min in CI alone and twice that beside two busy
+# package (deploy) took 31 to 54 min in CI (runs 8 and 10, stop 52) and up to 46 beside two busy
 # loops (issue 47's loaded runs); 40m cut it off there.
 test:
 	mkdir -p .c2flow

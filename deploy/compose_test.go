@@ -302,10 +302,20 @@ func TestComposeSafeDefaults(t *testing.T) {
 				t.Errorf("worker %s does not wait for %s", w, dep)
 			}
 		}
-		// A stop must outlast the worker's drain (--drain-timeout, 2 min)
-		// and its 30 s for running activities.
-		if d, err := time.ParseDuration(s.StopGrace); err != nil || d < 150*time.Second {
-			t.Errorf("worker %s: stop_grace_period %q: want at least 2m30s (the drain, then running activities), or docker kills it mid device phase", w, s.StopGrace)
+		// A stop must outlast the worker's drain (--drain-timeout, from
+		// the env file) and the 30 s its workers give running activities.
+		drain := 2 * time.Minute // the flag's default
+		if i := slices.Index(s.Command, "--drain-timeout"); i >= 0 && i+1 < len(s.Command) {
+			d, err := time.ParseDuration(s.Command[i+1])
+			if err != nil {
+				t.Errorf("worker %s: --drain-timeout %q: %v", w, s.Command[i+1], err)
+			}
+			drain = d
+		} else if w == "prover" || w == "synth" {
+			t.Errorf("worker %s: no --drain-timeout: the env file's C2FLOW_DRAIN_TIMEOUT must reach it", w)
+		}
+		if d, err := time.ParseDuration(s.StopGrace); err != nil || d < drain+time.Minute {
+			t.Errorf("worker %s: stop_grace_period %q: want at least its drain (%v) and a minute for running activities, or docker kills it mid device phase", w, s.StopGrace, drain)
 		}
 		if s.Environment["C2FLOW_METRICS"] == "" {
 			t.Errorf("worker %s serves no metrics", w)

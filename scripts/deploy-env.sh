@@ -32,6 +32,13 @@ C2FLOW_ADMIN_BIND=${C2FLOW_ADMIN_BIND:-127.0.0.1}
 C2FLOW_PROFILE=${C2FLOW_PROFILE:-32KiB}
 TEMPORAL_HISTORY_SHARDS=${TEMPORAL_HISTORY_SHARDS:-4}
 
+# A stopped worker (restart, upgrade, scale-in) first lets the partitions
+# it holds finish (--drain-timeout); docker kills it after the stop grace,
+# which must exceed the drain by a minute (running activities get 30 s).
+# Raise both where a device phase is long or the hosts are loaded.
+C2FLOW_DRAIN_TIMEOUT=${C2FLOW_DRAIN_TIMEOUT:-2m}
+C2FLOW_STOP_GRACE=${C2FLOW_STOP_GRACE:-3m}
+
 POSTGRES_PASSWORD=$(rand)
 GRAFANA_ADMIN_PASSWORD=$(rand)
 # S3 root credentials; workers and clients (c2flow submit) use the same
