@@ -14,6 +14,10 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+
 	"github.com/c2flow/c2flow/activities"
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
@@ -103,9 +107,12 @@ func TestKillWorkerMidPhase(t *testing.T) {
 // kill -9 of a prove worker as an urgent one-partition sector (priority
 // 1, job.UrgentTimeouts: how the gateway submits a WinningPoSt) takes its
 // device, a second prove worker up: the partition is taken over on the
-// 10 s urgent heartbeat, and the proof arrives within 10 s plus its idle
-// time of the kill. It took 41 s: the workflow waited 30 s for a release
-// sent to the dead host's control queue before synthesizing again.
+// 10 s urgent heartbeat, and the synthesis again is scheduled by the very
+// workflow task that learns of the loss. It took 41 s: the workflow
+// waited 30 s for a release sent to the dead host's control queue before
+// synthesizing again. The history says so whatever the machine's load;
+// the wall-clock figures are logged, not asserted (a loaded machine
+// missed a 3-second margin by 1.2 s).
 func TestKillWorkerUrgentTakeover(t *testing.T) {
 	s := newStack(t, "2KiB")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -128,10 +135,71 @@ func TestKillWorkerUrgentTakeover(t *testing.T) {
 	t0 := time.Now()
 	s.submitUrgent(ctx, "urgent-idle", 331, time.Time{})()
 	idle := time.Since(t0)
-	t.Logf("kill -9 in an urgent device phase: proved %v after the kill; alone, %v", after.Round(time.Millisecond), idle.Round(time.Millisecond))
-	if limit := job.UrgentTimeouts().Heartbeat + idle + 3*time.Second; after > limit {
-		t.Errorf("proved %v after the kill, want within %v (the urgent heartbeat, the proof's idle time, 3 s)", after.Round(time.Millisecond), limit)
+	t.Logf("kill -9 in an urgent device phase: proved %v after the kill; alone, %v (the urgent heartbeat is %v)", after.Round(time.Millisecond), idle.Round(time.Millisecond), job.UrgentTimeouts().Heartbeat)
+	if err := takenOverAtOnce(ctx, s.client, job.SectorWorkflowID(r.Ref), job.UrgentTimeouts().Heartbeat); err != nil {
+		t.Error(err)
 	}
+}
+
+// workflowHistory is every event of wid's latest run.
+func workflowHistory(ctx context.Context, c client.Client, wid string) ([]*historypb.HistoryEvent, error) {
+	var events []*historypb.HistoryEvent
+	it := c.GetWorkflowHistory(ctx, wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("history of %s: %w", wid, err)
+		}
+		events = append(events, e)
+	}
+	return events, nil
+}
+
+// takenOverAtOnce checks a sector workflow's history: its device phase
+// ended on a heartbeat timeout of the given heartbeat, and the workflow
+// task that followed scheduled the synthesis again, waiting on nothing.
+func takenOverAtOnce(ctx context.Context, c client.Client, wid string, heartbeat time.Duration) error {
+	events, err := workflowHistory(ctx, c, wid)
+	if err != nil {
+		return err
+	}
+	scheduled := map[int64]*historypb.ActivityTaskScheduledEventAttributes{}
+	for i, e := range events {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			scheduled[e.GetEventId()] = a
+			continue
+		}
+		a := e.GetActivityTaskTimedOutEventAttributes()
+		if a == nil {
+			continue
+		}
+		act := scheduled[a.GetScheduledEventId()]
+		if act.GetActivityType().GetName() != job.ActDevicePhase {
+			continue
+		}
+		if tt := a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType(); tt != enumspb.TIMEOUT_TYPE_HEARTBEAT {
+			return fmt.Errorf("%s: the device phase (event %d) timed out on %v, want its heartbeat", wid, e.GetEventId(), tt)
+		}
+		if got := act.GetHeartbeatTimeout().AsDuration(); got != heartbeat {
+			return fmt.Errorf("%s: the device phase was scheduled with a %v heartbeat, want %v", wid, got, heartbeat)
+		}
+		// What the workflow did next: one workflow task, then the
+		// synthesis again; another completion or timer first is a wait.
+		tasks := 0
+		for _, n := range events[i+1:] {
+			switch {
+			case n.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				tasks++
+			case n.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == job.ActSynthesize:
+				if tasks != 1 {
+					return fmt.Errorf("%s: the synthesis again came %d workflow tasks after the device phase's timeout (event %d), want the next one", wid, tasks, e.GetEventId())
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("%s: no synthesis scheduled after the device phase's timeout (event %d)", wid, e.GetEventId())
+	}
+	return fmt.Errorf("%s: no device phase timed out in its history", wid)
 }
 
 // submitUrgent submits a one-partition 2KiB test-scheme sector as the

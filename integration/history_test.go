@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 
@@ -49,15 +48,11 @@ func TestRecordHistories(t *testing.T) {
 		t.Fatalf("%d sectors", len(res.Sectors))
 	}
 	save := func(name, wid string) {
-		var h historypb.History
-		it := s.client.GetWorkflowHistory(ctx, wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			e, err := it.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.Events = append(h.Events, e)
+		events, err := workflowHistory(ctx, s.client, wid)
+		if err != nil {
+			t.Fatal(err)
 		}
+		h := historypb.History{Events: events}
 		b, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(&h)
 		if err != nil {
 			t.Fatal(err)

@@ -255,6 +255,10 @@ func (s *stack) startWorkerCmd(temporal, id string, hc activities.Config, keys r
 	return w
 }
 
+// stopWithin is how long a stopped worker is given to exit: its drain
+// (activities.Config.DrainTimeout, 2 minutes by default) and then some.
+const stopWithin = 150 * time.Second
+
 // stop sends SIGTERM and waits: the worker stops polling, finishes its
 // activities and writes its final stats.
 func (w *workerProc) stop() error {
@@ -265,9 +269,9 @@ func (w *workerProc) stop() error {
 	select {
 	case err := <-w.done:
 		return err
-	case <-time.After(60 * time.Second):
+	case <-time.After(stopWithin):
 		w.kill()
-		return fmt.Errorf("worker %s did not stop in 60s", w.id)
+		return fmt.Errorf("worker %s did not stop in %v", w.id, stopWithin)
 	}
 }
 
