@@ -138,10 +138,12 @@ func (s *stack) run(limit time.Duration, dir string, env []string, name string, 
 
 // pause runs docker pause on container c and returns the try it took.
 // On cgroup v1, runc's freezer gives up after a bounded number of rounds
-// with "unable to freeze" when the container's busy threads do not all
-// stop in time, and thaws it again (CI, 2026-12-07: a prover mid device
-// phase on a loaded machine). That is the engine declining this try, not
-// a paused prover: try again, a bounded number of times.
+// with "unable to freeze" when the cgroup does not settle frozen (its
+// worst case, by runc's own comment: an exec beside the pause, and the
+// healthcheck execs into every prover each 10 s), and thaws it again (CI,
+// 2026-12-07: a prover mid device phase on a loaded machine). That is the
+// engine declining this try, not a paused prover: try again, a bounded
+// number of times.
 func (s *stack) pause(c string) int {
 	s.t.Helper()
 	const tries = 10
