@@ -585,3 +585,23 @@ func TestComposeStack(t *testing.T) {
 		time.Sleep(5 * time.Second)
 	}
 }
+
+// pause tries again where runc's freezer declined ("unable to freeze"),
+// and reports the try that paused: here a stand-in docker declines twice.
+func TestPauseRetriesADeclinedFreeze(t *testing.T) {
+	bin := t.TempDir()
+	count := filepath.Join(bin, "tries")
+	script := "#!/bin/sh\n" +
+		"n=$(($(cat " + count + " 2>/dev/null || echo 0) + 1)); echo $n > " + count + "\n" +
+		"[ \"$1 $2\" = \"pause prover\" ] || { echo \"unexpected: $*\"; exit 3; }\n" +
+		"[ $n -ge 3 ] && exit 0\n" +
+		"echo 'Error response from daemon: Cannot pause container x: OCI runtime pause failed: unable to freeze: unknown' >&2; exit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "docker"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	s := &stack{t: t}
+	if got := s.pause("prover"); got != 3 {
+		t.Errorf("paused at try %d, want 3 (two declined)", got)
+	}
+}
