@@ -70,11 +70,10 @@ func (m *metrics) observe(k cuzkpb.ProofKind, st cuzkpb.AwaitProofResponse_Statu
 
 // fleetStatus is the fleet as Temporal sees it.
 type fleetStatus struct {
-	devices          []*cuzkpb.GPUStatus
-	running, backlog int64 // sector workflows running; synthesis tasks waiting
-	completed, fail  int64 // sector workflows completed, failed
-	// byKind is the running sector workflows by queue (runningByKind);
-	// running is their sum.
+	devices         []*cuzkpb.GPUStatus
+	backlog         int64 // synthesis tasks waiting
+	completed, fail int64 // sector workflows completed, failed
+	// byKind is the running sector workflows by queue (runningByKind).
 	byKind map[string]int64
 	// byKey is the synthesis queue's waiting tasks by priority key, urgent
 	// the urgent synthesis queue's.
@@ -82,10 +81,24 @@ type fleetStatus struct {
 	urgent int64
 }
 
+// running is the sector workflows running: every queue's.
+func (f fleetStatus) running() int64 {
+	var n int64
+	for _, k := range f.byKind {
+		n += k
+	}
+	return n
+}
+
+// sectorsIn is the visibility query for the sector workflows in one
+// execution status.
+func sectorsIn(st string) string {
+	return fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = '%s'", job.SectorWorkflowName, st)
+}
+
 // countSectors counts the sector workflows in one execution status.
 func (s *Server) countSectors(ctx context.Context, st string) (int64, error) {
-	r, err := s.cfg.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-		Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = '%s'", job.SectorWorkflowName, st)})
+	r, err := s.cfg.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: sectorsIn(st)})
 	if err != nil {
 		return 0, fmt.Errorf("count %s sector workflows: %w", st, err)
 	}
@@ -116,9 +129,6 @@ func (s *Server) fleet(ctx context.Context) (fleetStatus, error) {
 	}
 	if f.byKind, err = s.runningByKind(ctx); err != nil {
 		return f, err
-	}
-	for _, n := range f.byKind {
-		f.running += n
 	}
 	d, err := s.backlog(ctx, job.QueueSynth)
 	if err != nil {
@@ -154,7 +164,7 @@ const unlabelled = "unlabelled"
 func (s *Server) runningByKind(ctx context.Context) (map[string]int64, error) {
 	out := map[string]int64{}
 	req := &workflowservice.ListWorkflowExecutionsRequest{Namespace: s.namespace(), PageSize: 1000,
-		Query: fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", job.SectorWorkflowName)}
+		Query: sectorsIn("Running")}
 	for {
 		r, err := s.cfg.Temporal.ListWorkflow(ctx, req)
 		if err != nil {
@@ -329,7 +339,7 @@ func (s *Server) GetMetrics(ctx context.Context, _ *cuzkpb.GetMetricsRequest) (*
 	if f, err := s.fleet(ctx); err != nil {
 		s.log.Warn("fleet metrics not read", "error", err)
 	} else {
-		for what, v := range map[string]int64{"sectors_running": f.running, "synthesis_backlog": f.backlog,
+		for what, v := range map[string]int64{"sectors_running": f.running(), "synthesis_backlog": f.backlog,
 			"sectors_completed": f.completed, "sectors_failed": f.fail, "devices": int64(len(f.devices))} {
 			s.metrics.fleet.WithLabelValues(what).Set(float64(v))
 		}
