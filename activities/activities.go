@@ -232,7 +232,26 @@ func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.Validate
 	return out, overDeadline(ctx, in.Deadline, op, err)
 }
 
+// urgentPolicy is a Phases that knows which proofs' kinds may take
+// priority 1 (ProverPhases, by their schemes' policies).
+type urgentPolicy interface {
+	// UrgentProof says whether proof's kind is urgent; known is false
+	// where no kind declares a policy for proof (the test scheme's).
+	UrgentProof(proof string) (urgent, known bool)
+}
+
 func (h *Host) validate(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
+	// Priority 1, the urgent lanes, is the urgent kinds' alone, whoever
+	// started the batch (the gateway and submit refuse it too; a batch
+	// started on Temporal directly is refused here, before any work).
+	if job.TaskPriority(in.Order.Priority) == job.PriorityUrgent {
+		if up, ok := h.Phases.(urgentPolicy); ok {
+			if urgent, known := up.UrgentProof(in.Ref.Proof); known && !urgent {
+				return job.ValidateOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+					"validate %s: priority %d is the urgent kinds' alone (WinningPoSt), and %s is not one: not proved", in.Ref, job.PriorityUrgent, in.Ref.Proof), job.ErrBadPriority, nil)
+			}
+		}
+	}
 	// A few validations at once: each holds a whole C1 and its decoding.
 	// Priority 1 takes no slot: it never waits behind a batch of PoRep's.
 	if p := job.TaskPriority(in.Order.Priority); p != job.PriorityUrgent {

@@ -360,6 +360,17 @@ func (p *ProverPhases) Store(ctx context.Context, in job.StoreInput) (job.StoreO
 	return job.StoreOutput{C2Key: storage.C2Key(in.Ref), Created: created}, nil
 }
 
+// UrgentProof says whether proof's kind is urgent by its scheme's policy;
+// known is false for a proof of no kind (the test scheme's).
+func (p *ProverPhases) UrgentProof(proof string) (urgent, known bool) {
+	kind, ok := p.Schemes.KindOf(proof)
+	if !ok {
+		return false, false
+	}
+	pol, ok := p.Schemes.Policy(kind)
+	return ok && pol.Urgent(), ok
+}
+
 // DropInput implements Phases.
 func (p *ProverPhases) DropInput(ctx context.Context, ref job.Ref) error {
 	if err := p.Artifacts.Delete(ctx, storage.C1Key(ref)); err != nil && !errors.Is(err, storage.ErrNotFound) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/job"
+	"github.com/c2flow/c2flow/registry"
 )
 
 // fakePhases makes partitions out of nothing: enough for the host's
@@ -440,3 +441,42 @@ func TestRetriedCountsOnlyASupersededWitness(t *testing.T) {
 		t.Error("outside an activity, a synthesis is no activity's")
 	}
 }
+
+// Priority 1 is the urgent kinds' alone below the gateway too: a batch
+// started on Temporal directly at priority 1 for a PoRep (or a PoSt of a
+// window) is refused at validation, non-retryable and named, before any
+// work; a WinningPoSt, and a proof of no kind (the test scheme's), pass
+// to their validation.
+func TestPriorityOneRefusedForNonUrgentKinds(t *testing.T) {
+	h, _, env := newFakeHost(t, 1)
+	pp := &ProverPhases{Schemes: registry.Schemes(registry.Options{})}
+	h.Phases = urgentFake{fakePhases{}, pp}
+	env.RegisterActivity(h.ValidateC1)
+	for _, c := range []struct {
+		proof  string
+		refuse bool
+	}{
+		{"StackedDrg2KiBV1_1", true},
+		{"StackedDrgWindow2KiBV1_2", true},
+		{"StackedDrgWinning2KiBV1", false},
+		{"test-2k", false},
+	} {
+		_, err := env.ExecuteActivity(h.ValidateC1, job.SectorInput{Ref: job.Ref{Proof: c.proof}, Order: job.DeviceOrder{Priority: job.PriorityUrgent}})
+		var ae *temporal.ApplicationError
+		refused := errors.As(err, &ae) && ae.Type() == job.ErrBadPriority && ae.NonRetryable()
+		if refused != c.refuse {
+			t.Errorf("%s at priority 1: %v, want refused %v", c.proof, err, c.refuse)
+		}
+		if _, err := env.ExecuteActivity(h.ValidateC1, job.SectorInput{Ref: job.Ref{Proof: c.proof}, Order: job.DeviceOrder{Priority: 3}}); err != nil {
+			t.Errorf("%s at priority 3: %v", c.proof, err)
+		}
+	}
+}
+
+// urgentFake is fakePhases with ProverPhases' policy of urgent proofs.
+type urgentFake struct {
+	fakePhases
+	pp *ProverPhases
+}
+
+func (u urgentFake) UrgentProof(proof string) (bool, bool) { return u.pp.UrgentProof(proof) }

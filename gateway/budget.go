@@ -6,16 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"runtime"
 	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -79,31 +76,50 @@ const (
 	classUrgent               // urgent (scheme.Policy.Urgent): WinningPoSt
 )
 
-// The budget's shares kept from the classes below each, as divisors of the
-// budget: the urgent class's (a 32GiB winning request is under 1 MB) and
-// the due class's (a 2KiB to 8MiB window partition, or a part of a 32GiB
-// one's 60 MB).
+// The budget's shares kept from the classes below each, in hundredths of
+// the budget (at the default 400 MiB): the urgent class's 3 (12 MiB: 38 of
+// the largest WinningPoSt requests, a 64GiB sector's 168 KB, read at
+// readCost) and the due class's 29 (116 MiB: the largest 32GiB or 64GiB
+// window partition's request, 58.7 MB, read at readCost, 112 MiB). The
+// general class keeps 68 (272 MiB): the largest PoRep request (a 64GiB
+// C1, 112 MiB) costs 224 MiB to read, and beside it a whole window
+// partition is still admitted from the due class.
 const (
-	urgentReserve = 32 // 1/32
-	dueReserve    = 8  // 1/8
+	urgentReserve = 3
+	dueReserve    = 29
 )
 
-// budget admits calls against the request memory.
+// budget admits calls against the request memory. The pools nest: class
+// c's admission counts in the pools of c and every class above it, and
+// each pool has its cap (caps). Each class queues apart, first come first
+// served within it, so a large PoRep waiting for room never holds back a
+// WindowPoSt or WinningPoSt that fits.
 type budget struct {
-	pools [3]*semaphore.Weighted // by class: the class's own and those above
-	caps  [3]int64
-	limit int64
-	wait  time.Duration
-	read  time.Duration
-	first time.Duration
-	peers *peerStreams
+	mu      sync.Mutex
+	caps    [3]int64 // pool i's cap: what classes up to i hold together
+	held    [3]int64 // what class i's admissions hold
+	queue   [3][]*waiter
+	limit   int64
+	wait    time.Duration
+	read    time.Duration
+	first   time.Duration
+	peers   *peerStreams
+	clients *clients
+}
+
+// waiter is a call queued for room in its class.
+type waiter struct {
+	need    int64
+	ready   chan struct{}
+	granted bool
 }
 
 // budgetConfig is what newBudget reads of Config (zero: the defaults).
 type budgetConfig struct {
-	limit             int64
-	wait, read, first time.Duration
-	peerStreams       int
+	limit                     int64
+	wait, read, first         time.Duration
+	peerStreams               int
+	clientCalls, clientUrgent int
 }
 
 func newBudget(c budgetConfig) *budget {
@@ -122,14 +138,54 @@ func newBudget(c budgetConfig) *budget {
 	if c.peerStreams <= 0 {
 		c.peerStreams = defaultPeerStreams
 	}
-	b := &budget{limit: c.limit, wait: c.wait, read: c.read, first: c.first, peers: newPeerStreams(c.peerStreams)}
+	b := &budget{limit: c.limit, wait: c.wait, read: c.read, first: c.first, peers: newPeerStreams(c.peerStreams),
+		clients: newClients(c.clientCalls, c.clientUrgent)}
 	b.caps[classUrgent] = c.limit
-	b.caps[classDue] = c.limit - c.limit/urgentReserve
-	b.caps[classGeneral] = b.caps[classDue] - c.limit/dueReserve
-	for i, n := range b.caps {
-		b.pools[i] = semaphore.NewWeighted(n)
-	}
+	b.caps[classDue] = c.limit - c.limit*urgentReserve/100
+	b.caps[classGeneral] = b.caps[classDue] - c.limit*dueReserve/100
 	return b
+}
+
+// fits says whether need more in class c stays within every pool it
+// counts in (b.mu held).
+func (b *budget) fits(c class, need int64) bool {
+	var sum int64
+	for i := range class(len(b.caps)) {
+		sum += b.held[i]
+		if i >= c && sum+need > b.caps[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// grant admits the head of each class's queue while it fits, the urgent
+// class first (b.mu held).
+func (b *budget) grant() {
+	for c := classUrgent; c >= classGeneral; c-- {
+		for len(b.queue[c]) > 0 && b.fits(c, b.queue[c][0].need) {
+			w := b.queue[c][0]
+			b.queue[c] = b.queue[c][1:]
+			b.held[c] += w.need
+			w.granted = true
+			close(w.ready)
+		}
+	}
+}
+
+// release gives n bytes of class c back.
+func (b *budget) release(c class, n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held[c] -= n
+	b.grant()
+}
+
+// heldBy is what class c's admissions hold.
+func (b *budget) heldBy(c class) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held[c]
 }
 
 // admission is one call's share of the budget, held in the pools of its
@@ -146,9 +202,7 @@ func (a *admission) keep(n int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if n < a.held {
-		for _, p := range a.b.pools[a.class:] {
-			p.Release(a.held - n)
-		}
+		a.b.release(a.class, a.held-n)
 		a.held = n
 	}
 }
@@ -181,28 +235,51 @@ func inputStored(ctx context.Context) {
 }
 
 // readCost is what reading one message of n bytes holds at its peak: the
-// transport's frames, the contiguous copy and protobuf's copy of its
-// bytes fields.
-func readCost(n int64) int64 { return 3 * n }
+// contiguous copy and protobuf's copy of its bytes fields. The transport's
+// frames are copied out a chunk (readChunk) at a time, so they hold at
+// most a chunk beyond it.
+func readCost(n int64) int64 { return 2 * n }
+
+// readChunk is how much of a message is taken from the transport at once.
+const readChunk = 1 << 20
 
 // admit waits for room to read a message of n bytes in class c, at most
 // the admission wait, and refuses the call past it.
 func (b *budget) admit(ctx context.Context, method string, n int64, c class) (*admission, error) {
 	need := min(readCost(n), b.caps[c])
-	wctx, cancel := context.WithTimeout(ctx, b.wait)
-	defer cancel()
-	for i := c; i < class(len(b.pools)); i++ {
-		if err := b.pools[i].Acquire(wctx, need); err != nil {
-			for _, p := range b.pools[c:i] {
-				p.Release(need)
-			}
-			if ctx.Err() != nil {
-				return nil, status.FromContextError(ctx.Err()).Err()
-			}
-			return nil, status.Errorf(codes.ResourceExhausted, "%s: the gateway's request memory (%d MiB, --request-memory-mib) is taken by the requests being read and stored; a message of %d bytes not admitted within %v: retry later", method, b.limit>>20, n, b.wait)
+	b.mu.Lock()
+	if len(b.queue[c]) == 0 && b.fits(c, need) {
+		b.held[c] += need
+		b.mu.Unlock()
+		return &admission{b: b, class: c, held: need}, nil
+	}
+	w := &waiter{need: need, ready: make(chan struct{})}
+	b.queue[c] = append(b.queue[c], w)
+	b.mu.Unlock()
+	t := time.NewTimer(b.wait)
+	defer t.Stop()
+	select {
+	case <-w.ready:
+		return &admission{b: b, class: c, held: need}, nil
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w.granted {
+		return &admission{b: b, class: c, held: need}, nil
+	}
+	for i, q := range b.queue[c] {
+		if q == w {
+			b.queue[c] = append(b.queue[c][:i:i], b.queue[c][i+1:]...)
+			break
 		}
 	}
-	return &admission{b: b, class: c, held: need}, nil
+	b.grant() // the next in the queue may fit where this one did not
+	if ctx.Err() != nil {
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	return nil, status.Errorf(codes.ResourceExhausted, "%s: the gateway's request memory (%d MiB, --request-memory-mib) is taken by the requests being read and stored; a message of %d bytes not admitted within %v: retry later", method, b.limit>>20, n, b.wait)
 }
 
 // messageReader is what grpc-go's server stream (the ServerTransportStream
@@ -232,28 +309,32 @@ func within(d time.Duration, what string, limit time.Duration, f func() error) e
 // readMessage reads the call's one message, admitted by its length and
 // kind (the comment at the top of this file). The admission it returns
 // holds the read's cost; the caller lowers it to what it keeps.
-func (s *Server) readMessage(ss grpc.ServerStream, method string) ([]byte, *admission, error) {
+func (s *Server) readMessage(ss grpc.ServerStream, method string) ([]byte, *admission, peeked, error) {
 	b := s.budget
 	ctx := ss.Context()
 	leave, err := b.peers.enter(ctx, method)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, peeked{}, err
 	}
 	defer leave()
 	r, ok := grpc.ServerTransportStreamFromContext(ctx).(messageReader)
 	if !ok {
-		return s.readWhole(ss, method)
+		raw, a, err := s.readWhole(ss, method)
+		if err != nil {
+			return nil, nil, peeked{}, err
+		}
+		return raw, a, peekOf(method, raw), nil
 	}
 	var hdr [5]byte
 	if err := within(b.first, "not begun", b.first, func() error { return r.ReadMessageHeader(hdr[:]) }); err != nil {
-		return nil, nil, recvErr(err)
+		return nil, nil, peeked{}, recvErr(err)
 	}
 	if hdr[0] != 0 {
-		return nil, nil, status.Errorf(codes.Unimplemented, "%s: a compressed request message; c2flow's gateway reads them uncompressed, as Curio sends them", method)
+		return nil, nil, peeked{}, status.Errorf(codes.Unimplemented, "%s: a compressed request message; c2flow's gateway reads them uncompressed, as Curio sends them", method)
 	}
 	n := int64(binary.BigEndian.Uint32(hdr[1:]))
 	if n > MaxMessageBytes {
-		return nil, nil, status.Errorf(codes.ResourceExhausted, "%s: a request message of %d bytes, over the gateway's limit of %d (a 64GiB C1's request)", method, n, MaxMessageBytes)
+		return nil, nil, peeked{}, status.Errorf(codes.ResourceExhausted, "%s: a request message of %d bytes, over the gateway's limit of %d (a 64GiB C1's request)", method, n, MaxMessageBytes)
 	}
 	deadline := time.Now().Add(b.read)
 	var peek mem.BufferSlice
@@ -261,30 +342,59 @@ func (s *Server) readMessage(ss grpc.ServerStream, method string) ([]byte, *admi
 		peek, err = r.Read(int(min(n, peekBytes)))
 		return err
 	}); err != nil {
-		return nil, nil, recvErr(err)
+		return nil, nil, peeked{}, recvErr(err)
 	}
 	head := peek.Materialize()
 	peek.Free()
-	a, err := b.admit(ctx, method, n, s.classOf(kindOf(method, head)))
+	pk := peekOf(method, head)
+	c, limit, err := s.admissionOf(method, pk)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, pk, err
+	}
+	if c == classUrgent {
+		if err := b.clients.urgentRequest(ctx, method, time.Now()); err != nil {
+			return nil, nil, pk, err
+		}
+	}
+	if n > limit {
+		return nil, nil, pk, status.Errorf(codes.InvalidArgument, "%s: a request message of %d bytes; the largest legitimate %s is %d: not read", method, n, pk.what(method), limit)
+	}
+	a, err := b.admit(ctx, method, n, c)
+	if err != nil {
+		return nil, nil, pk, err
 	}
 	raw := make([]byte, n)
 	copy(raw, head)
-	if rest := n - int64(len(head)); rest > 0 {
-		if err := within(time.Until(deadline), "not received", b.read, func() error {
-			body, err := r.Read(int(rest))
+	if err := within(time.Until(deadline), "not received", b.read, func() error {
+		for off := int64(len(head)); off < n; {
+			body, err := r.Read(int(min(n-off, readChunk)))
+			if err != nil {
+				return err
+			}
+			off += int64(body.CopyTo(raw[off:]))
+			body.Free()
+		}
+		return nil
+	}); err != nil {
+		a.done()
+		return nil, nil, pk, recvErr(err)
+	}
+	// One message a call, as every cuzk method is unary: bytes after it
+	// would be read by no one, unbounded.
+	if err := within(b.first, "not ended", b.first, func() error {
+		var next [5]byte
+		if err := r.ReadMessageHeader(next[:]); err != io.EOF {
 			if err == nil {
-				body.CopyTo(raw[len(head):])
-				body.Free()
+				return status.Errorf(codes.InvalidArgument, "%s: a second request message: a call sends one", method)
 			}
 			return err
-		}); err != nil {
-			a.done()
-			return nil, nil, recvErr(err)
 		}
+		return nil
+	}); err != nil {
+		a.done()
+		return nil, nil, pk, recvErr(err)
 	}
-	return raw, a, nil
+	return raw, a, pk, nil
 }
 
 // readWhole is readMessage where grpc's stream offers no messageReader (a
@@ -315,20 +425,38 @@ func recvErr(err error) error {
 	return status.Errorf(codes.Unavailable, "read the request message: %v", err)
 }
 
-// kindOf is the proof kind a message's first bytes name, where they name
-// one (SubmitProof's request, or Prove's wrapping it); else
-// PROOF_KIND_UNSPECIFIED, which is admitted as PoRep.
-func kindOf(method string, b []byte) cuzkpb.ProofKind {
+// peeked is what a request's first bytes (peekBytes) say of it: its kind
+// and registered proof (0 where absent, as protobuf encodes 0), by which it
+// is admitted. checkBound holds the whole message to them.
+type peeked struct {
+	kind            cuzkpb.ProofKind
+	registeredProof uint64
+}
+
+// what names a request by its peeked kind and proof.
+func (p peeked) what(method string) string {
+	switch method {
+	case "Prove", "SubmitProof":
+		return fmt.Sprintf("%s request of %s and registered_proof %d", method, p.kind, p.registeredProof)
+	}
+	return method + " request"
+}
+
+// peekOf reads a request's kind and registered proof from its first
+// bytes, SubmitProof's request or Prove's wrapping it; other methods'
+// messages have none.
+func peekOf(method string, b []byte) peeked {
+	var p peeked
 	switch method {
 	case "Prove":
 		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 || num != 1 || typ != protowire.BytesType {
-			return cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED
+		if n < 0 || num != fieldSubmit || typ != protowire.BytesType {
+			return p
 		}
 		b = b[n:]
 		l, n := protowire.ConsumeVarint(b)
 		if n < 0 {
-			return cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED
+			return p
 		}
 		b = b[n:]
 		if uint64(len(b)) > l {
@@ -336,7 +464,7 @@ func kindOf(method string, b []byte) cuzkpb.ProofKind {
 		}
 	case "SubmitProof":
 	default:
-		return cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED
+		return p
 	}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -344,12 +472,18 @@ func kindOf(method string, b []byte) cuzkpb.ProofKind {
 			break
 		}
 		b = b[n:]
-		if num == 2 && typ == protowire.VarintType {
+		if typ == protowire.VarintType && (num == fieldKind || num == fieldRegisteredProof) {
 			v, n := protowire.ConsumeVarint(b)
 			if n < 0 {
 				break
 			}
-			return cuzkpb.ProofKind(int32(v))
+			b = b[n:]
+			if num == fieldKind {
+				p.kind = cuzkpb.ProofKind(int32(v))
+			} else {
+				p.registeredProof = v
+			}
+			continue
 		}
 		n = protowire.ConsumeFieldValue(num, typ, b)
 		if n < 0 {
@@ -357,11 +491,45 @@ func kindOf(method string, b []byte) cuzkpb.ProofKind {
 		}
 		b = b[n:]
 	}
-	return cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED
+	return p
 }
 
-// peerStreams bounds the streams of one peer (its IP address; a Unix
-// socket's clients are one peer) that wait for or read their messages.
+// otherRequestBytes bounds the messages of the methods that carry no
+// proof input (AwaitProof, CancelProof, GetStatus, PreloadSRS, ...): a
+// job id or a circuit id at most.
+const otherRequestBytes = 64 << 10
+
+// admissionOf is the class a request is read in and the largest message
+// of its kind and registered proof (maxRequestBytes of its scheme.Bound):
+// a message that claims an urgent kind is no larger than that kind's
+// largest request, so a faked kind reserves no more than a real one. A
+// kind cuzk does not have is refused unread; a kind no scheme here bounds
+// (one only --forward serves) is read up to the message limit.
+func (s *Server) admissionOf(method string, p peeked) (class, int64, error) {
+	switch method {
+	case "Prove", "SubmitProof":
+	default:
+		return classGeneral, otherRequestBytes, nil
+	}
+	if p.kind == cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED {
+		return 0, 0, status.Errorf(codes.InvalidArgument, "%s: no proof_kind in the message's first %d bytes: it comes first, as cuzk's clients send it: not read", method, peekBytes)
+	}
+	bd, ok, err := s.boundOf(p.kind, p.registeredProof)
+	if err != nil {
+		return 0, 0, status.Errorf(codes.InvalidArgument, "%s: %v", method, err)
+	}
+	c := s.classOf(p.kind)
+	if !ok {
+		if c != classGeneral {
+			return c, (s.budget.caps[c] - s.budget.caps[c-1]) / 2, nil
+		}
+		return c, MaxMessageBytes, nil
+	}
+	return c, min(maxRequestBytes(bd), MaxMessageBytes), nil
+}
+
+// peerStreams bounds the streams of one client (clientKey) that wait for
+// or read their messages.
 type peerStreams struct {
 	max int
 	mu  sync.Mutex
@@ -380,13 +548,7 @@ func (p *peerStreams) count(key string) int {
 // enter counts a stream of ctx's peer, refusing it past the bound; leave
 // uncounts it.
 func (p *peerStreams) enter(ctx context.Context, method string) (leave func(), err error) {
-	key := "unknown"
-	if pr, ok := peer.FromContext(ctx); ok && pr.Addr != nil {
-		key = pr.Addr.String()
-		if h, _, err := net.SplitHostPort(key); err == nil {
-			key = h
-		}
-	}
+	key := clientKey(ctx)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.n[key] >= p.max {
@@ -420,7 +582,13 @@ func (s *Server) serviceDesc() *grpc.ServiceDesc {
 func (s *Server) admitted(md grpc.MethodDesc) grpc.StreamHandler {
 	method := md.MethodName
 	return func(srv any, ss grpc.ServerStream) error {
-		raw, a, err := s.readMessage(ss, method)
+		leave, err := s.budget.clients.enter(ss.Context(), method)
+		if err != nil {
+			s.log.Warn("cuzk call refused", "method", method, "error", err)
+			return err
+		}
+		defer leave()
+		raw, a, pk, err := s.readMessage(ss, method)
 		if err != nil {
 			s.log.Warn("cuzk request refused before it was read", "method", method, "error", err)
 			return err
@@ -428,7 +596,7 @@ func (s *Server) admitted(md grpc.MethodDesc) grpc.StreamHandler {
 		defer a.done()
 		ctx := context.WithValue(ss.Context(), admissionKey{}, a)
 		dec := func(m any) error {
-			if err := s.decodeBounded(raw, m); err != nil {
+			if err := s.decodeBounded(raw, m, pk); err != nil {
 				return err
 			}
 			a.keep(int64(len(raw)))

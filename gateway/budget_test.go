@@ -3,12 +3,9 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -23,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
+	"github.com/c2flow/c2flow/gateway/gatewaytest"
 	"github.com/c2flow/c2flow/registry"
 )
 
@@ -89,28 +87,12 @@ func peakGrowth(t *testing.T, f func() string) (int64, string) {
 }
 
 // h2c is an HTTP/2 client of plaintext gRPC, as Curio's is.
-func h2c() *http2.Transport {
-	return &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
-}
+func h2c() *http2.Transport { return gatewaytest.H2C() }
 
 // call sends one gRPC call of method with body (a framed message) and
-// returns its grpc-status code and message, or the transport's error.
-func call(t *testing.T, ctx context.Context, tr *http2.Transport, addr, method string, body io.Reader) string {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+method, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("content-type", "application/grpc")
-	req.Header.Set("te", "trailers")
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		return "transport error: " + err.Error()
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.Trailer.Get("grpc-status") + resp.Header.Get("grpc-status") + " " + resp.Trailer.Get("grpc-message") + resp.Header.Get("grpc-message")
+// returns its grpc-status code and message (gatewaytest.Call).
+func call(_ *testing.T, ctx context.Context, tr *http2.Transport, addr, method string, body io.Reader) string {
+	return gatewaytest.Call(ctx, tr, addr, method, body)
 }
 
 // sendProves sends n concurrent Prove calls of size bytes each to addr,
@@ -203,26 +185,27 @@ func TestRequestBudgetRefuses(t *testing.T) {
 	stalled, w := io.Pipe()
 	defer w.Close()
 	first := make(chan string, 1)
-	go func() { first <- send(cuzkpb.ProvingEngine_AwaitProof_FullMethodName, stalled) }()
-	// A 1 MiB message announced, 2 KiB of it sent.
-	if _, err := w.Write(append(binary.BigEndian.AppendUint32([]byte{0}, 1<<20), make([]byte, 2<<10)...)); err != nil {
-		t.Fatal(err)
-	}
-	general := srv.budget.pools[classGeneral]
-	for general.TryAcquire(1) { // until the stalled call holds its class
-		general.Release(1)
+	// A 1 MiB PoRep announced, 2 KiB of it sent.
+	go func() {
+		first <- send(cuzkpb.ProvingEngine_Prove_FullMethodName, io.MultiReader(io.LimitReader(proveBody(1<<20), 2<<10), stalled))
+	}()
+	for srv.budget.heldBy(classGeneral) == 0 { // until the stalled call holds its class
 		time.Sleep(10 * time.Millisecond)
 	}
 	framed := func(msg []byte) io.Reader {
 		return bytes.NewReader(append(binary.BigEndian.AppendUint32([]byte{0}, uint32(len(msg))), msg...))
 	}
-	if got := send(cuzkpb.ProvingEngine_AwaitProof_FullMethodName, framed(make([]byte, 100<<10))); !strings.HasPrefix(got, "8 ") || !strings.Contains(got, "request memory") {
+	if got := send(cuzkpb.ProvingEngine_AwaitProof_FullMethodName, framed(make([]byte, 30<<10))); !strings.HasPrefix(got, "8 ") || !strings.Contains(got, "request memory") {
 		t.Errorf("a call while its class's budget is taken: %q, want ResourceExhausted (8) naming the request memory", got)
 	}
+	// A 2KiB WinningPoSt (registered proof 0) of two entries: read from
+	// its reserve, then refused for its count.
 	winning := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), uint64(cuzkpb.ProofKind_WINNING_POST))
-	winning = protowire.AppendVarint(protowire.AppendTag(winning, 4, protowire.VarintType), 99)
-	if got := send(cuzkpb.ProvingEngine_SubmitProof_FullMethodName, framed(winning)); !strings.Contains(got, "registered PoSt proof 99") {
-		t.Errorf("a WinningPoSt while PoRep's class is taken: %q, want it read (and refused for its proof 99)", got)
+	for range 2 {
+		winning = protowire.AppendBytes(protowire.AppendTag(winning, 11, protowire.BytesType), make([]byte, 100))
+	}
+	if got := send(cuzkpb.ProvingEngine_SubmitProof_FullMethodName, framed(winning)); !strings.Contains(got, "2 vanilla_proofs, at most 1") {
+		t.Errorf("a WinningPoSt while PoRep's class is taken: %q, want it read (and refused for its 2 entries)", got)
 	}
 	if got := <-first; !strings.HasPrefix(got, "4 ") || !strings.Contains(got, "not received within 10s") {
 		t.Errorf("the stalled call: %q, want DeadlineExceeded (4) after the read timeout", got)
@@ -295,7 +278,7 @@ func TestIdleStreamsHoldNoMemory(t *testing.T) {
 	}
 }
 
-// kindOf reads a request's kind from its first bytes, Prove's and
+// peekOf reads a request's kind from its first bytes, Prove's and
 // SubmitProof's alike; anything else is admitted as PoRep.
 func TestKindOfFirstBytes(t *testing.T) {
 	sub := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), strings.Repeat("r", 200))
@@ -313,8 +296,8 @@ func TestKindOfFirstBytes(t *testing.T) {
 		{"AwaitProof", sub[:peekBytes], cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED},
 		{"Prove", []byte{0xff, 0xff}, cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED},
 	} {
-		if got := kindOf(c.method, c.b); got != c.want {
-			t.Errorf("kindOf(%s, %d bytes) = %v, want %v", c.method, len(c.b), got, c.want)
+		if got := peekOf(c.method, c.b).kind; got != c.want {
+			t.Errorf("peekOf(%s, %d bytes).kind = %v, want %v", c.method, len(c.b), got, c.want)
 		}
 	}
 	// The class follows the kind's declared policy.
@@ -366,10 +349,11 @@ func TestMessageBoundedByProof(t *testing.T) {
 		sub  []byte
 		want string
 	}{
-		{"20M empty update entries", snap, "20000000 vanilla_proofs, at most 1"},
+		{"20M empty update entries", snap, "vanilla_proofs: more than 4096 entries"},
 		{"3 sectors of a 2KiB window partition", entries(head(cuzkpb.ProofKind_WINDOW_POST_PARTITION, 10), 3, 10), "3 vanilla_proofs, at most 2"},
-		{"a 1 MiB winning entry", entries(head(cuzkpb.ProofKind_WINNING_POST, 0), 1, 1<<20), "entry of 1048576 bytes, at most"},
-		{"a 2 MiB 2KiB C1", protowire.AppendBytes(protowire.AppendTag(head(cuzkpb.ProofKind_POREP_SEAL_COMMIT, 0), 10, protowire.BytesType), make([]byte, 2<<20)), "vanilla_proof of 2097152 bytes, at most"},
+		{"a 1 MiB winning entry", entries(head(cuzkpb.ProofKind_WINNING_POST, 0), 1, 1<<20), "the largest legitimate SubmitProof request of WINNING_POST and registered_proof 0 is"},
+		{"a 40 KB winning entry", entries(head(cuzkpb.ProofKind_WINNING_POST, 0), 1, 40_000), "entry of 40000 bytes, at most 36816"},
+		{"a 2 MiB 2KiB C1", protowire.AppendBytes(protowire.AppendTag(head(cuzkpb.ProofKind_POREP_SEAL_COMMIT, 0), 10, protowire.BytesType), make([]byte, 2<<20)), "the largest legitimate SubmitProof request of POREP_SEAL_COMMIT"},
 		{"an unknown PoSt proof", head(cuzkpb.ProofKind_WINNING_POST, 99), "registered PoSt proof 99"},
 	} {
 		var res string
@@ -378,7 +362,7 @@ func TestMessageBoundedByProof(t *testing.T) {
 			return res
 		})
 		t.Logf("%s (%d bytes): peak RSS +%d MiB: %s", c.name, len(c.sub), growth, res)
-		if !strings.HasPrefix(res, "3 ") || !strings.Contains(res, c.want) || !strings.Contains(res, "not decoded") && !strings.Contains(c.name, "unknown") {
+		if !strings.HasPrefix(res, "3 ") || !strings.Contains(res, c.want) || !strings.Contains(res, "not decoded") && !strings.Contains(res, "not read") {
 			t.Errorf("%s: %q, want InvalidArgument naming %q", c.name, res, c.want)
 		}
 		if growth > 400 {

@@ -60,11 +60,14 @@ type Config struct {
 	// waits for room before it is refused with ResourceExhausted (0: 30
 	// s), ReadTimeout how long its message may take to arrive once begun
 	// (0: 2 min), FirstByteTimeout how long a call may wait before its
-	// message begins (0: 10 s). PeerStreams bounds a peer's calls sending
-	// their messages at once (0: 64). budget.go says how.
+	// message begins (0: 10 s). PeerStreams bounds a client's calls
+	// sending their messages at once (0: 64), ClientCalls its calls in
+	// flight (0: 256), ClientUrgentPerMinute its urgent requests a minute
+	// (0: 60). budget.go and clients.go say how.
 	RequestBudget                                int64
 	AdmissionWait, ReadTimeout, FirstByteTimeout time.Duration
-	PeerStreams                                  int
+	PeerStreams, ClientCalls                     int
+	ClientUrgentPerMinute                        int
 	Log                                          *slog.Logger
 }
 
@@ -93,20 +96,33 @@ func New(cfg Config) *Server {
 	}
 	now := time.Now()
 	return &Server{cfg: cfg, log: cfg.Log.With("component", "gateway"), started: now, metrics: newMetrics(now),
-		budget: newBudget(budgetConfig{limit: cfg.RequestBudget, wait: cfg.AdmissionWait, read: cfg.ReadTimeout, first: cfg.FirstByteTimeout, peerStreams: cfg.PeerStreams})}
+		budget: newBudget(budgetConfig{limit: cfg.RequestBudget, wait: cfg.AdmissionWait, read: cfg.ReadTimeout, first: cfg.FirstByteTimeout, peerStreams: cfg.PeerStreams,
+			clientCalls: cfg.ClientCalls, clientUrgent: cfg.ClientUrgentPerMinute})}
 }
 
 // Register adds the service to g, each call admitted against the
 // request memory budget (budget.go).
 func (s *Server) Register(g *grpc.Server) { g.RegisterService(s.serviceDesc(), s) }
 
+// Bounds of the transport, outside the request budget: a stream's header
+// list (grpc-go's default is 16 MiB a stream: 64 streams of a peer held
+// about 1 GiB) and a connection's concurrent streams (unlimited by
+// default). Curio's headers are a few hundred bytes; its calls in flight
+// are its proofs in flight (MaxPending), a few dozen.
+const (
+	maxHeaderListBytes   = 16 << 10
+	maxStreamsConnection = 256
+)
+
 // ServerOptions are the gRPC server options the gateway needs (message
 // limits; fixed flow-control windows, so that a call waiting for
 // admission holds at most 1 MiB of its message unread, where grpc-go's
-// dynamic windows would grow); callers add credentials.
+// dynamic windows would grow; header and stream bounds); callers add
+// credentials.
 func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes), rawCodecOption(),
-		grpc.InitialWindowSize(1 << 20), grpc.InitialConnWindowSize(1 << 20)}
+		grpc.InitialWindowSize(1 << 20), grpc.InitialConnWindowSize(1 << 20),
+		grpc.MaxHeaderListSize(maxHeaderListBytes), grpc.MaxConcurrentStreams(maxStreamsConnection)}
 }
 
 // forwardedPrefix marks the job ids of forwarded jobs: the rest is the

@@ -86,6 +86,9 @@ const (
 	// ErrDeadlinePassed is non-retryable: the job's deadline (a PoSt's
 	// call's) passed, so its proof is worthless and no phase of it runs.
 	ErrDeadlinePassed = "DeadlinePassed"
+	// ErrBadPriority is non-retryable: a batch asked for priority 1 (the
+	// urgent lanes) for a proof of a kind that is not urgent.
+	ErrBadPriority = "BadPriority"
 	// ErrHostLost: the activity was canceled on its worker, not by
 	// Temporal (a starved host's heartbeat gave up, a shutdown): counted
 	// on the host-loss budget, like a heartbeat timeout.

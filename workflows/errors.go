@@ -61,7 +61,7 @@ func briefOf(err error) string {
 
 // ownTypes are c2flow's application error types (job.Err*).
 var ownTypes = map[string]bool{job.ErrBadC1: true, job.ErrWitnessLost: true, job.ErrInvalidProof: true,
-	job.ErrNoKeys: true, job.ErrHostLost: true, job.ErrDeadlinePassed: true}
+	job.ErrNoKeys: true, job.ErrHostLost: true, job.ErrDeadlinePassed: true, job.ErrBadPriority: true}
 
 // phaseOf names an activity by the step it runs.
 func phaseOf(activity string) string {

@@ -42,7 +42,7 @@ func validateOptions(t job.Timeouts) workflow.ActivityOptions {
 		TaskQueue:           job.QueueWorkflow,
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    t.Heartbeat,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{job.ErrBadC1}},
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{job.ErrBadC1, job.ErrBadPriority}},
 	}
 }
 

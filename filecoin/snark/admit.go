@@ -9,6 +9,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/c1"
 	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/commcid"
+	"github.com/c2flow/c2flow/filecoin/post"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/filecoin/update"
@@ -249,7 +250,8 @@ func (*UpdateScheme) RequestBound(_ string, registeredProof uint64) (scheme.Boun
 }
 
 // RequestBound implements scheme.Bounder for PoSt: one vanilla proof a
-// sector, at most SectorCount of MaxVanillaBytes each, no envelope.
+// sector, at most SectorCount of post.VanillaBytes each (the exact
+// length: a 32GiB window partition is 58.6 MB at most), no envelope.
 func (*PoStScheme) RequestBound(_ string, registeredProof uint64) (scheme.Bound, error) {
 	if registeredProof > math.MaxInt64 {
 		return scheme.Bound{}, fmt.Errorf("registered_proof %d: %w", registeredProof, proofs.ErrUnknownPoSt)
@@ -258,6 +260,9 @@ func (*PoStScheme) RequestBound(_ string, registeredProof uint64) (scheme.Bound,
 	if err != nil {
 		return scheme.Bound{}, fmt.Errorf("registered_proof: %w", err)
 	}
-	per := MaxVanillaBytes(info)
+	per, err := post.VanillaBytes(info)
+	if err != nil {
+		return scheme.Bound{}, err
+	}
 	return scheme.Bound{Entries: info.SectorCount, EntryBytes: per, TotalBytes: int64(info.SectorCount) * per}, nil
 }

@@ -98,7 +98,8 @@ func (s *S3) Add(fs *flag.FlagSet) {
 	fs.StringVar(&s.Bucket, "s3-bucket", procflags.Env("C2FLOW_S3_BUCKET", "c2flow"), "bucket ($C2FLOW_S3_BUCKET)")
 	fs.StringVar(&s.Prefix, "s3-prefix", procflags.Env("C2FLOW_S3_PREFIX", ""), "key prefix ($C2FLOW_S3_PREFIX)")
 	fs.StringVar(&s.AccessKey, "s3-access-key", procflags.Env("AWS_ACCESS_KEY_ID", ""), "access key; empty: the AWS credential chain ($AWS_ACCESS_KEY_ID)")
-	fs.StringVar(&s.SecretKey, "s3-secret-key", procflags.Env("AWS_SECRET_ACCESS_KEY", ""), "secret key ($AWS_SECRET_ACCESS_KEY)")
+	s.SecretKey = procflags.Env("AWS_SECRET_ACCESS_KEY", "")
+	fs.Var(secretFlag{&s.SecretKey}, "s3-secret-key", "secret key (default from $AWS_SECRET_ACCESS_KEY; never printed)")
 	fs.StringVar(&s.CABundle, "s3-ca", "", "CA certificates (PEM) trusted for an https:// --s3-endpoint instead of the system's; empty: $AWS_CA_BUNDLE if set")
 	fs.BoolVar(&s.PathStyle, "s3-path-style", procflags.Env("C2FLOW_S3_PATH_STYLE", "true") == "true", "path-style addressing, for S3-compatible servers ($C2FLOW_S3_PATH_STYLE)")
 }
@@ -204,4 +205,16 @@ func split(s string) []string {
 		}
 	}
 	return out
+}
+
+// secretFlag is a flag whose value is never printed: usage shows no
+// default (flag prints a default from String, and a flag error prints the
+// usage: a compose worker's bad setting would put the secret in its logs).
+type secretFlag struct{ p *string }
+
+func (f secretFlag) String() string { return "" }
+
+func (f secretFlag) Set(v string) error {
+	*f.p = v
+	return nil
 }

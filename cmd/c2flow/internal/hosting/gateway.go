@@ -31,6 +31,8 @@ type gatewayFlags struct {
 	cert, key, ca  string
 	filecoinParams string
 	memoryMiB      int64
+	clientCalls    int
+	clientUrgent   int
 }
 
 // add registers the flags; listenFlag names the listen address's flag
@@ -42,7 +44,9 @@ func (g *gatewayFlags) add(fs *flag.FlagSet, listenFlag, def, usage string) {
 	fs.StringVar(&g.cert, "grpc-tls-cert", "", "serve the gateway over TLS with this certificate (PEM) (for clients other than Curio, whose client speaks plaintext; without --grpc-client-ca any client that reaches it can submit and cancel proofs)")
 	fs.StringVar(&g.key, "grpc-tls-key", "", "private key (PEM) of --grpc-tls-cert")
 	fs.StringVar(&g.ca, "grpc-client-ca", "", "with --grpc-tls-cert: require client certificates of these CAs (PEM)")
-	fs.Int64Var(&g.memoryMiB, "request-memory-mib", gateway.DefaultRequestBudget>>20, "request memory budget of the gateway in MiB: what the requests being read and stored may hold at once (reading one message costs 3 times its size; the largest, a 64GiB C1, is about 112 MiB); past it a request waits 30 s, then is refused with ResourceExhausted")
+	fs.Int64Var(&g.memoryMiB, "request-memory-mib", gateway.DefaultRequestBudget>>20, "request memory budget of the gateway in MiB: what the requests being read and stored may hold at once (reading one message costs twice its size; the largest, a 64GiB C1, is about 112 MiB; 3% is kept for WinningPoSt, 29% for WindowPoSt); past it a request waits 30 s, then is refused with ResourceExhausted")
+	fs.IntVar(&g.clientCalls, "client-calls", 256, "calls in flight one client may have (an IPv4 address, an IPv6 /64, or every Unix-socket client together); a Curio node has its proofs in flight, a few dozen")
+	fs.IntVar(&g.clientUrgent, "client-urgent-per-minute", 60, "urgent (WinningPoSt) requests one client may send a minute")
 	fs.StringVar(&g.filecoinParams, "gateway-filecoin-params", filepath.Join(registry.FilecoinParamsDir(), "c2flow-gateway"), "where the gateway keeps the .vk files it verifies proofs with (downloaded from storage's params/filecoin/)")
 }
 
@@ -89,7 +93,11 @@ func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace str
 	if g.memoryMiB < 1 {
 		return nil, nil, fmt.Errorf("--request-memory-mib %d: at least 1", g.memoryMiB)
 	}
+	if g.clientCalls < 1 || g.clientUrgent < 1 {
+		return nil, nil, fmt.Errorf("--client-calls %d, --client-urgent-per-minute %d: at least 1 each", g.clientCalls, g.clientUrgent)
+	}
 	cfg := gateway.Config{Temporal: c, Namespace: namespace, Store: store, Log: log, RequestBudget: g.memoryMiB << 20,
+		ClientCalls: g.clientCalls, ClientUrgentPerMinute: g.clientUrgent,
 		Schemes: registry.Schemes(registry.Options{FilecoinParams: g.filecoinParams, Remote: store, Log: log})}
 	if g.forward != "" {
 		fw, conn, err := gateway.Dial(g.forward)
