@@ -371,8 +371,17 @@ func (p *ProverPhases) UrgentProof(proof string) (urgent, known bool) {
 	return ok && pol.Urgent(), ok
 }
 
-// DropInput implements Phases.
+// DropInput implements Phases: the input of a job whose deadline passed is
+// dropped, unless a proof of its identity is stored (proved by an earlier
+// run, or by a joiner's): a stored proof is re-verified against its input
+// each time it is returned, so the input stays as long as the proof does.
 func (p *ProverPhases) DropInput(ctx context.Context, ref job.Ref) error {
+	if _, err := p.Artifacts.Head(ctx, storage.C2Key(ref)); err == nil {
+		p.Log.Info("lapsed job's input kept: a proof of its identity is stored", "sector", ref.String())
+		return nil
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("drop the input of lapsed job %s: look for its stored proof: %w", ref, err)
+	}
 	if err := p.Artifacts.Delete(ctx, storage.C1Key(ref)); err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return fmt.Errorf("drop the input of lapsed job %s: %w", ref, err)
 	}

@@ -243,7 +243,8 @@ func partitionProofs(t *testing.T, pr *prover.Prover, slots *gpu.Slots, c1 *pore
 	return c2, proofs
 }
 
-// A lapsed job's input is dropped from storage, once or again.
+// A lapsed job's input is dropped from storage, once or again, unless a
+// proof of its identity is stored.
 func TestDropInput(t *testing.T) {
 	ctx := context.Background()
 	store := s3test.Start(t).Store("c2flow-drop")
@@ -262,5 +263,19 @@ func TestDropInput(t *testing.T) {
 	}
 	if _, err := store.GetC1(ctx, ref); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("the dropped input: %v, want ErrNotFound", err)
+	}
+	// A job whose proof is stored keeps its input (issue 55: AwaitProof
+	// re-verifies a stored proof against it).
+	if ref, err = schemetest.PutC1(ctx, store, poreptest.Sector(t, "2KiB", 23).C1()); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, storage.C2Key(ref), []byte("a stored proof")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.DropInput(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.GetC1(ctx, ref); err != nil {
+		t.Errorf("the input of a job whose proof is stored: %v, want it kept", err)
 	}
 }

@@ -78,13 +78,13 @@ func (h hashReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// ReadSolution reads a solution WriteTo wrote, of at most maxWires wires
-// (a longer one is refused before its memory is allocated), from a stream
+// ReadSolution reads a solution WriteTo wrote, of exactly the circuit's
+// wires (a longer one is refused before its memory is allocated), from a stream
 // it reads to its end. A wrong checksum, magic or shape, a truncated
 // stream or trailing bytes wrap ErrBadSpill: the partition is synthesized
 // again, never proved from a damaged witness. The checksum is checked
 // before the solution is returned; the stream is never held whole.
-func ReadSolution(r io.Reader, maxWires int) (*Solution, error) {
+func ReadSolution(r io.Reader, wires int) (*Solution, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("spilled witness: %s: %w", fmt.Sprintf(format, args...), ErrBadSpill)
 	}
@@ -125,12 +125,14 @@ func ReadSolution(r io.Reader, maxWires int) (*Solution, error) {
 	if err := binary.Read(in, binary.BigEndian, &synthNS); err != nil {
 		return nil, short(err)
 	}
-	w, err := packed.ReadVector(in, maxWires)
+	w, err := packed.ReadVector(in, wires)
 	switch {
 	case errors.Is(err, packed.ErrFormat):
 		return nil, bad("%v", err)
 	case err != nil:
 		return nil, fmt.Errorf("spilled witness: %w", err)
+	case w.Len() != wires:
+		return nil, bad("%d wires, the circuit has %d", w.Len(), wires)
 	}
 	sum := make([]byte, sha256.Size)
 	if _, err := io.ReadFull(br, sum); err != nil {

@@ -75,6 +75,9 @@ func TestSpilledSolutionProves(t *testing.T) {
 	if _, err := prover.ReadSolution(bytes.NewReader(data), wires-1); !errors.Is(err, prover.ErrBadSpill) {
 		t.Errorf("a spill longer than the circuit: %v", err)
 	}
+	if _, err := prover.ReadSolution(bytes.NewReader(data), wires+1); !errors.Is(err, prover.ErrBadSpill) {
+		t.Errorf("a spill shorter than the circuit: %v", err)
+	}
 	// A read that fails on the way is the store's trouble, not a bad
 	// spill: it is retried, not synthesized again.
 	broken := io.MultiReader(bytes.NewReader(data[:len(data)/2]), iotest.ErrReader(errors.New("connection reset")))
