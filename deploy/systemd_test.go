@@ -44,10 +44,13 @@ func TestSystemdUnits(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := string(b)
-		for _, want := range []string{"User=c2flow", "NoNewPrivileges=yes", "ProtectSystem=strict", "MemoryMax=", "EnvironmentFile=/etc/c2flow/c2flow.env"} {
+		for _, want := range []string{"User=c2flow", "NoNewPrivileges=yes", "ProtectSystem=strict", "MemoryMax=", "EnvironmentFile=/etc/c2flow/c2flow.env", "SystemCallFilter=@system-service"} {
 			if !strings.Contains(text, "\n"+want) {
 				t.Errorf("%s: no %s", u, want)
 			}
+		}
+		if strings.Contains(text, "--insecure-listen") {
+			t.Errorf("%s: --insecure-listen: the gateway serves plaintext on loopback only, TLS off the box", u)
 		}
 		name := filepath.Base(u)
 		if strings.HasSuffix(name, "@.service") {

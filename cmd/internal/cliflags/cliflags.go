@@ -110,9 +110,16 @@ func (s *S3) Config() storage.Config {
 		AccessKey: s.AccessKey, SecretKey: s.SecretKey, PathStyle: s.PathStyle, CABundle: s.CABundle}
 }
 
+// placeholderSecret is the example environment's stand-in for a
+// credential: refused, so that no example credential works as shipped.
+const placeholderSecret = "change-me"
+
 // Open opens the store and checks that its bucket exists; it never
 // creates one (only the dev stack and setup do).
 func (s *S3) Open(ctx context.Context) (*storage.Store, error) {
+	if s.AccessKey == placeholderSecret || s.SecretKey == placeholderSecret {
+		return nil, fmt.Errorf("S3 at %s: the access key or secret is %q, the example environment's placeholder (deploy/systemd/c2flow.env.example): put the store's keys in $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY", s.Endpoint, placeholderSecret)
+	}
 	st, err := storage.Open(ctx, s.Config())
 	if err == nil {
 		err = st.CheckBucket(ctx)

@@ -36,3 +36,12 @@ func TestSecretNeverPrinted(t *testing.T) {
 		t.Errorf("the secret from the flag: %q, %v", s.SecretKey, err)
 	}
 }
+
+// The example environment's placeholder credentials are refused at
+// start, naming the file, before any request is made.
+func TestPlaceholderCredentialsRefused(t *testing.T) {
+	s := S3{Endpoint: "http://127.0.0.1:1", AccessKey: "change-me", SecretKey: "change-me", Bucket: "c2flow"}
+	if _, err := s.Open(t.Context()); err == nil || !strings.Contains(err.Error(), "c2flow.env.example") {
+		t.Errorf("placeholder credentials: %v, want refused naming the example", err)
+	}
+}
