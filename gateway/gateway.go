@@ -79,6 +79,8 @@ type Server struct {
 	started time.Time
 	metrics *metrics
 	budget  *budget
+	// fleetCache keeps the last reading of the fleet (status.go).
+	fleetCache fleetCache
 }
 
 var _ cuzkpb.ProvingEngineServer = (*Server)(nil)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -116,7 +117,37 @@ func (s *Server) backlog(ctx context.Context, queue string) (*workflowservice.De
 	return d, nil
 }
 
+// statusTTL is how long one reading of the fleet answers GetStatus and
+// GetMetrics: each reading is two visibility counts, a visibility list,
+// two task-queue descriptions and the pollers, and clients polling status
+// in a loop would otherwise put them all on Temporal each time.
+const statusTTL = 2 * time.Second
+
+// fleetCache is the last reading of the fleet (fleet).
+type fleetCache struct {
+	mu sync.Mutex // held while reading: one reading at a time
+	at time.Time
+	f  fleetStatus
+}
+
+// fleet is the fleet's state, read at most every statusTTL.
 func (s *Server) fleet(ctx context.Context) (fleetStatus, error) {
+	c := &s.fleetCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < statusTTL {
+		return c.f, nil
+	}
+	f, err := s.readFleet(ctx)
+	if err != nil {
+		return f, err
+	}
+	c.f, c.at = f, time.Now()
+	return f, nil
+}
+
+// readFleet reads the fleet's state from Temporal.
+func (s *Server) readFleet(ctx context.Context) (fleetStatus, error) {
 	var f fleetStatus
 	var err error
 	for _, c := range []struct {
@@ -292,7 +323,7 @@ func (s *Server) GetStatus(ctx context.Context, _ *cuzkpb.GetStatusRequest) (*cu
 		return nil, status.Errorf(codes.Unavailable, "c2flow fleet status: %v", err)
 	}
 	resp := &cuzkpb.GetStatusResponse{
-		Gpus:                 f.devices,
+		Gpus:                 slices.Clone(f.devices), // the reading is shared (fleet)
 		Queues:               s.queues(f),
 		TotalProofsCompleted: uint64(f.completed),
 		TotalProofsFailed:    uint64(f.fail),

@@ -6,9 +6,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
@@ -122,5 +124,54 @@ func TestPendingByPriority(t *testing.T) {
 		if got := f.pending(scheme.Policy{Priorities: tc.p}); got != tc.want {
 			t.Errorf("pending at %+v: %d, want %d", tc.p, got, tc.want)
 		}
+	}
+}
+
+// countingClient counts the visibility counts a gateway asks Temporal for.
+type countingClient struct {
+	client.Client
+	mu     sync.Mutex
+	counts int
+}
+
+func (c *countingClient) CountWorkflow(ctx context.Context, req *workflowservice.CountWorkflowExecutionsRequest) (*workflowservice.CountWorkflowExecutionsResponse, error) {
+	c.mu.Lock()
+	c.counts++
+	c.mu.Unlock()
+	return c.Client.CountWorkflow(ctx, req)
+}
+
+// Clients polling GetStatus (and GetMetrics) share one reading of the
+// fleet every 2 s (issue 55: each call ran its own visibility queries): 10
+// calls at once read it once; a call after the TTL reads it again.
+func TestStatusReadsTheFleetOnceATTL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Temporal")
+	}
+	c, ns := devTemporal(t)
+	cc := &countingClient{Client: c}
+	s := New(Config{Temporal: cc, Schemes: registry.Schemes(registry.Options{}), Namespace: ns})
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			if _, err := s.GetStatus(ctx, &cuzkpb.GetStatusRequest{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := s.GetMetrics(ctx, &cuzkpb.GetMetricsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if cc.counts != 2 { // completed and failed: one reading
+		t.Errorf("10 GetStatus and a GetMetrics at once made %d visibility counts, want 2 (one reading)", cc.counts)
+	}
+	time.Sleep(statusTTL)
+	if _, err := s.GetStatus(ctx, &cuzkpb.GetStatusRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if cc.counts != 4 {
+		t.Errorf("a GetStatus after the TTL made %d counts in all, want 4 (a second reading)", cc.counts)
 	}
 }
