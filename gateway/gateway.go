@@ -81,6 +81,7 @@ type Server struct {
 	budget  *budget
 	// fleetCache keeps the last reading of the fleet (status.go).
 	fleetCache fleetCache
+	requestIDs requestIDs
 }
 
 var _ cuzkpb.ProvingEngineServer = (*Server)(nil)

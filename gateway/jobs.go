@@ -1,12 +1,13 @@
 package gateway
 
 import (
+	"container/list"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -19,7 +20,6 @@ import (
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
-	"github.com/c2flow/c2flow/storage"
 )
 
 // start admits a request of a kind c2flow proves through the scheme of its
@@ -58,7 +58,7 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 	if err := ctx.Err(); err != nil {
 		return proofJob{}, status.Errorf(status.FromContextError(err).Code(), "c2flow: job %s: the call ended before its input was stored (%v); nothing stored, nothing started", j.id(), err)
 	}
-	s.noteRequestID(ctx, req.GetRequestId(), j)
+	s.noteRequestID(req.GetRequestId(), j)
 	if err := s.cfg.Store.PutC1(ctx, ref, raw); err != nil {
 		return proofJob{}, status.Errorf(codes.Unavailable, "c2flow: upload the input of job %s: %v", j.id(), err)
 	}
@@ -85,27 +85,61 @@ func (s *Server) submit(ctx context.Context, j proofJob) error {
 	return nil
 }
 
-// noteRequestID keeps which sector identity a request_id last named (a
-// label in S3, best effort): the same request_id with a different C1 is a
-// new job, and the log says so.
-func (s *Server) noteRequestID(ctx context.Context, requestID string, j proofJob) {
+// noteRequestID keeps which job a request_id last named, so that the same
+// request_id with a different input (a new job) is logged. It is this
+// gateway's memory alone (requestIDs): a label is worth a log line, not
+// storage that grows with every request (issue 55).
+func (s *Server) noteRequestID(requestID string, j proofJob) {
 	if requestID == "" {
 		return
 	}
+	if prev, ok := s.requestIDs.swap(requestID, j.id()); ok && prev != j.id() {
+		s.log.Info("request_id reused with a different C1: a new job", "request_id", quoteHead(requestID), "previous_job", prev, "job", j.id())
+	}
+}
+
+// maxRequestIDs is how many request_ids a gateway remembers: the jobs a
+// busy fleet starts in hours.
+const maxRequestIDs = 4096
+
+// requestIDs remembers the last job of the most recent request_ids, by
+// their digest (a request_id is at most MaxRequestIDBytes; its digest
+// bounds what is kept of it), the oldest forgotten first.
+type requestIDs struct {
+	mu    sync.Mutex
+	jobs  map[[16]byte]*list.Element
+	order list.List // of *requestIDEntry, the most recent in front
+}
+
+type requestIDEntry struct {
+	key [16]byte
+	job string
+}
+
+// swap records job under requestID and returns the job it named before.
+func (r *requestIDs) swap(requestID, job string) (prev string, ok bool) {
 	h := sha256.Sum256([]byte(requestID))
-	key := "cuzk/request-ids/" + hex.EncodeToString(h[:16])
-	prev, err := s.cfg.Store.Get(ctx, key)
-	switch {
-	case err == nil && string(prev) != j.id():
-		s.log.Info("request_id reused with a different C1: a new job", "request_id", requestID, "previous_job", string(prev), "job", j.id())
-	case err == nil:
-		return
-	case !errors.Is(err, storage.ErrNotFound):
-		s.log.Warn("request_id label not read", "request_id", requestID, "error", err)
+	var key [16]byte
+	copy(key[:], h[:])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.jobs == nil {
+		r.jobs = map[[16]byte]*list.Element{}
 	}
-	if err := s.cfg.Store.Put(ctx, key, []byte(j.id())); err != nil {
-		s.log.Warn("request_id label not written", "request_id", requestID, "error", err)
+	if e, found := r.jobs[key]; found {
+		ent := e.Value.(*requestIDEntry)
+		prev, ok = ent.job, true
+		ent.job = job
+		r.order.MoveToFront(e)
+		return prev, ok
 	}
+	r.jobs[key] = r.order.PushFront(&requestIDEntry{key: key, job: job})
+	if r.order.Len() > maxRequestIDs {
+		old := r.order.Back()
+		r.order.Remove(old)
+		delete(r.jobs, old.Value.(*requestIDEntry).key)
+	}
+	return "", false
 }
 
 // maxRestarts bounds how often one await starts its batch again (a stored

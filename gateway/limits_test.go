@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,28 @@ func TestAwaitTimeout(t *testing.T) {
 		if got := awaitTimeout(ms); got < time.Duration(min(ms, 9223372036854))*time.Millisecond || got < 100*365*24*time.Hour {
 			t.Errorf("awaitTimeout(%d) = %v: shorter than asked", ms, got)
 		}
+	}
+}
+
+// A gateway remembers the last job of its most recent request_ids, in
+// memory and bounded (before: a label object in S3 for every request_id,
+// never deleted): the same request_id naming another job is seen, and the
+// oldest are forgotten past maxRequestIDs.
+func TestRequestIDsBounded(t *testing.T) {
+	var r requestIDs
+	if _, ok := r.swap("porep-1000-5", "job-a"); ok {
+		t.Fatal("a new request_id was known")
+	}
+	if prev, ok := r.swap("porep-1000-5", "job-b"); !ok || prev != "job-a" {
+		t.Errorf("the request_id again: %q %v, want job-a", prev, ok)
+	}
+	for i := range 2 * maxRequestIDs {
+		r.swap(fmt.Sprint("req-", i), "job")
+	}
+	if n := r.order.Len(); n != maxRequestIDs || len(r.jobs) != maxRequestIDs {
+		t.Errorf("%d request_ids remembered (map %d), want %d", n, len(r.jobs), maxRequestIDs)
+	}
+	if _, ok := r.swap("porep-1000-5", "job-c"); ok {
+		t.Error("the oldest request_id was not forgotten")
 	}
 }
