@@ -37,6 +37,10 @@ type Host struct {
 	// long activities directly, so only Temporal ends an attempt (see
 	// heartbeat); nil: through the SDK (activity test environments).
 	Heartbeats Heartbeater
+	// ClockOffset, if set, is how far this host's clock runs ahead of
+	// Temporal's (tests); nil: measured at each activity's start
+	// (hostDeadline).
+	ClockOffset func(context.Context) time.Duration
 	// Hooks are fault-injection points for tests; nil in production.
 	Hooks  *Hooks
 	paused atomic.Bool
@@ -223,6 +227,7 @@ func (h *Host) ValidateC1(ctx context.Context, in job.SectorInput) (job.Validate
 
 func (h *Host) validateC1(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
 	op := "validate " + in.Ref.String()
+	in.Deadline = h.hostDeadline(ctx, in.Deadline)
 	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
 	if err != nil {
 		return job.ValidateOutput{}, err
@@ -340,6 +345,7 @@ func (h *Host) synthesizeWithin(ctx context.Context, in job.SynthInput, budget *
 	})
 	defer stop()
 	op := fmt.Sprintf("synthesize %s partition %d", in.Ref, in.Partition)
+	in.Deadline = h.hostDeadline(ctx, in.Deadline)
 	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
 	if err != nil {
 		return job.SynthOutput{}, err
@@ -435,7 +441,7 @@ func (h *Host) witnessLost(handle, phase string) error {
 func (h *Host) DevicePhase(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) {
 	ctx, stop := h.heartbeat(ctx, func() any { return fmt.Sprintf("device phase %d/%d", in.SectorID, in.Partition) })
 	defer stop()
-	out, err := withinDeadline(ctx, h, in, "device phase", func(ctx context.Context) (job.DeviceOutput, error) { return h.devicePhase(ctx, in) })
+	out, err := withinDeadline(ctx, h, in, "device phase", func(ctx context.Context, in job.HandleInput) (job.DeviceOutput, error) { return h.devicePhase(ctx, in) })
 	return out, h.observe(ctx, job.ActDevicePhase, err)
 }
 
@@ -535,7 +541,7 @@ func (h *Host) onDevice(ctx context.Context, w *witness, order gpu.Order, use *g
 func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
 	ctx, stop := h.heartbeat(ctx, func() any { return fmt.Sprintf("finalize %d/%d", in.SectorID, in.Partition) })
 	defer stop()
-	out, err := withinDeadline(ctx, h, in, "finalize", func(ctx context.Context) (job.FinalizeOutput, error) { return h.finalize(ctx, in) })
+	out, err := withinDeadline(ctx, h, in, "finalize", func(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) { return h.finalize(ctx, in) })
 	return out, h.observe(ctx, job.ActFinalize, err)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/c2flow/c2flow/job"
@@ -50,8 +51,9 @@ func overDeadline(ctx context.Context, deadline time.Time, op string, err error)
 
 // withinDeadline runs a phase of a held witness (f) until its job's
 // deadline; past it, the phase is refused and the witness dropped at once.
-func withinDeadline[T any](ctx context.Context, h *Host, in job.HandleInput, phase string, f func(context.Context) (T, error)) (T, error) {
+func withinDeadline[T any](ctx context.Context, h *Host, in job.HandleInput, phase string, f func(context.Context, job.HandleInput) (T, error)) (T, error) {
 	op := fmt.Sprintf("%s of %s partition %d", phase, in.Ref, in.Partition)
+	in.Deadline = h.hostDeadline(ctx, in.Deadline)
 	ctx, cancel, err := untilDeadline(ctx, in.Deadline, op)
 	if err != nil {
 		if in.Witness.Spill == "" {
@@ -61,6 +63,43 @@ func withinDeadline[T any](ctx context.Context, h *Host, in job.HandleInput, pha
 		return zero, err
 	}
 	defer cancel()
-	v, err := f(ctx)
+	v, err := f(ctx, in)
 	return v, overDeadline(ctx, in.Deadline, op, err)
+}
+
+// clockSlack is the offset from Temporal's clock a host's clock may have
+// before its deadlines are moved: below it, the offset is the poll's
+// latency (seconds on a loaded host) as much as the clock's.
+const clockSlack = 5 * time.Second
+
+// temporalClockOffset is how far this host's clock runs ahead of
+// Temporal's, measured at the start of ctx's activity: the local time less
+// the time Temporal says it started the attempt.
+func temporalClockOffset(ctx context.Context) time.Duration {
+	if !activity.IsActivity(ctx) {
+		return 0
+	}
+	started := activity.GetInfo(ctx).StartedTime
+	if started.IsZero() {
+		return 0
+	}
+	return time.Since(started)
+}
+
+// hostDeadline is a job's deadline (Temporal's time: the batch's clock) on
+// this host's clock. A host whose clock runs fast (or slow) by more than
+// clockSlack would otherwise refuse, non-retryably, a phase still in time
+// (or run one past it). Measured at an activity's start.
+func (h *Host) hostDeadline(ctx context.Context, deadline time.Time) time.Time {
+	if deadline.IsZero() {
+		return deadline
+	}
+	offset := temporalClockOffset(ctx)
+	if h.ClockOffset != nil {
+		offset = h.ClockOffset(ctx)
+	}
+	if offset > -clockSlack && offset < clockSlack {
+		return deadline
+	}
+	return deadline.Add(offset)
 }

@@ -480,3 +480,37 @@ type urgentFake struct {
 }
 
 func (u urgentFake) UrgentProof(proof string) (bool, bool) { return u.pp.UrgentProof(proof) }
+
+// A host whose clock runs 30 s ahead of Temporal's takes a phase whose
+// deadline (Temporal's time) is 10 s away, though its own clock says it
+// passed 20 s ago (issue 55: it refused it, non-retryably, where another
+// host would have proved it in time); a deadline 10 s past by Temporal's
+// clock is still refused. Offsets within 5 s are the poll's latency as
+// much as the clock's and move nothing.
+func TestDeadlineOnTemporalsClock(t *testing.T) {
+	h, _, env := newFakeHost(t, 1)
+	env.RegisterActivity(h.ValidateC1)
+	h.ClockOffset = func(context.Context) time.Duration { return 30 * time.Second }
+	validate := func(deadline time.Time) error {
+		_, err := env.ExecuteActivity(h.ValidateC1, job.SectorInput{Ref: job.Ref{Proof: "test-2k"}, Deadline: deadline})
+		return err
+	}
+	if err := validate(time.Now().Add(-20 * time.Second)); err != nil {
+		t.Errorf("a deadline 10 s away by Temporal's clock, on a host 30 s fast: %v", err)
+	}
+	var ae *temporal.ApplicationError
+	if err := validate(time.Now().Add(20 * time.Second)); err != nil {
+		t.Errorf("a deadline 50 s away: %v", err)
+	}
+	if err := validate(time.Now().Add(-40 * time.Second)); !errors.As(err, &ae) || ae.Type() != job.ErrDeadlinePassed {
+		t.Errorf("a deadline 10 s past by Temporal's clock: %v, want DeadlinePassed", err)
+	}
+	if got := h.hostDeadline(t.Context(), time.Time{}); !got.IsZero() {
+		t.Errorf("no deadline became %v", got)
+	}
+	h.ClockOffset = func(context.Context) time.Duration { return 4 * time.Second }
+	d := time.Now()
+	if got := h.hostDeadline(t.Context(), d); !got.Equal(d) {
+		t.Errorf("an offset of 4 s moved the deadline by %v", got.Sub(d))
+	}
+}
