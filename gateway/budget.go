@@ -357,7 +357,7 @@ func (s *Server) readMessage(ss grpc.ServerStream, method string) ([]byte, *admi
 		}
 	}
 	if n > limit {
-		return nil, nil, pk, status.Errorf(codes.InvalidArgument, "%s: a request message of %d bytes; the largest legitimate %s is %d: not read", method, n, pk.what(method), limit)
+		return nil, nil, pk, &boundError{fmt.Errorf("%s: a request message of %d bytes; the largest legitimate %s is %d: not read", method, n, pk.what(method), limit)}
 	}
 	a, err := b.admit(ctx, method, n, c)
 	if err != nil {
@@ -512,11 +512,11 @@ func (s *Server) admissionOf(method string, p peeked) (class, int64, error) {
 		return classGeneral, otherRequestBytes, nil
 	}
 	if p.kind == cuzkpb.ProofKind_PROOF_KIND_UNSPECIFIED {
-		return 0, 0, status.Errorf(codes.InvalidArgument, "%s: no proof_kind in the message's first %d bytes: it comes first, as cuzk's clients send it: not read", method, peekBytes)
+		return 0, 0, &boundError{fmt.Errorf("%s: no proof_kind in the message's first %d bytes: it comes first, as cuzk's clients send it: not read", method, peekBytes)}
 	}
 	bd, ok, err := s.boundOf(p.kind, p.registeredProof)
 	if err != nil {
-		return 0, 0, status.Errorf(codes.InvalidArgument, "%s: %v", method, err)
+		return 0, 0, &boundError{fmt.Errorf("%s: %w", method, err)}
 	}
 	c := s.classOf(p.kind)
 	if !ok {
@@ -591,6 +591,14 @@ func (s *Server) admitted(md grpc.MethodDesc) grpc.StreamHandler {
 		raw, a, pk, err := s.readMessage(ss, method)
 		if err != nil {
 			s.log.Warn("cuzk request refused before it was read", "method", method, "error", err)
+			var be *boundError
+			if errors.As(err, &be) && method == "Prove" {
+				// As every bad request to Prove: a FAILED result naming it.
+				if err := ss.SendMsg(&cuzkpb.ProveResponse{Result: failed("", be)}); err != nil {
+					return fmt.Errorf("%s: send the response: %w", method, err)
+				}
+				return nil
+			}
 			return err
 		}
 		defer a.done()

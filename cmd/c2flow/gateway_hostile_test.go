@@ -132,12 +132,14 @@ func TestGatewayHostileOverTheWire(t *testing.T) {
 	before := rssKB(t, pid)
 	rss := sampleRSS(t, pid)
 	kind0 := gatewaytest.Call(ctx, tr, d.cuzk, cuzkpb.ProvingEngine_Prove_FullMethodName, bytes.NewReader(gatewaytest.Frame(submitField(emptyEntries(0, 0, 20_000_000)))))
-	twoSubmits := append(submitField(emptyEntries(cuzkpb.ProofKind_POREP_SEAL_COMMIT, uint64(proofs.StackedDrg2KiBV1_1), 20_000_000)), submitField(porep)...)
+	// The first submit claims a 64GiB PoRep, whose C1 bound (117 MB) the
+	// 40 MB message is within: it is read, and walked.
+	twoSubmits := append(submitField(emptyEntries(cuzkpb.ProofKind_POREP_SEAL_COMMIT, uint64(proofs.StackedDrg64GiBV1_1), 20_000_000)), submitField(porep)...)
 	merged := gatewaytest.Call(ctx, tr, d.cuzk, cuzkpb.ProvingEngine_Prove_FullMethodName, bytes.NewReader(gatewaytest.Frame(twoSubmits)))
 	growth := (rss.peakKB() - before) >> 10
 	t.Logf("kind 0, 20M empty entries: %s\ntwo submits (20M empty entries, then a Curio PoRep): %s\nthe process's RSS: +%d MiB at its peak (sampled every 0.2 s)", kind0, merged, growth)
-	if !strings.HasPrefix(kind0, "3 ") || !strings.Contains(kind0, "no proof_kind") {
-		t.Errorf("kind 0: %q, want InvalidArgument naming the missing proof_kind", kind0)
+	if !strings.HasPrefix(kind0, "0 FAILED ") || !strings.Contains(kind0, "no proof_kind") {
+		t.Errorf("kind 0: %q, want a FAILED result naming the missing proof_kind", kind0)
 	}
 	if !strings.HasPrefix(merged, "0 FAILED ") || !strings.Contains(merged, "vanilla_proofs: more than 4096 entries") {
 		t.Errorf("two submits: %q, want a FAILED result naming the entries", merged)
@@ -176,7 +178,7 @@ func TestGatewayHostileOverTheWire(t *testing.T) {
 		t.Errorf("the WinningPoSt took %v beside the faked streams, over 3 x %v + 3 s", took, idle)
 	}
 	for _, f := range fakes {
-		if !strings.HasPrefix(f, "3 ") || !strings.Contains(f, "the largest legitimate Prove request of WINNING_POST") {
+		if !strings.HasPrefix(f, "0 FAILED ") || !strings.Contains(f, "the largest legitimate Prove request of WINNING_POST") {
 			t.Errorf("a faked 115 MB WinningPoSt: %q, want refused unread naming WinningPoSt's largest request", f)
 		}
 	}
