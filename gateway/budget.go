@@ -26,8 +26,9 @@ import (
 // So the gateway reads each message itself from grpc's stream (its
 // exported ReadMessageHeader and Read, messageReader): the 5-byte length
 // prefix within Config.FirstByteTimeout (a stream that sends nothing is
-// dropped, having held no memory), then up to 1 KiB to learn its kind,
-// then it reserves what reading that length costs (readCost) in its
+// dropped, having held no memory), then up to 1 KiB to learn its kind and
+// registered proof (admissionOf: a message over its kind's largest request
+// is refused unread), then it reserves what reading that length costs (readCost) in its
 // kind's class, then reads the rest within Config.ReadTimeout; it holds
 // the message's size until its input is stored. PoSt classes have
 // reserves PoRep cannot take (class), so a WinningPoSt is admitted while
@@ -37,7 +38,7 @@ import (
 
 // DefaultRequestBudget is the request memory a gateway holds at once
 // unless told otherwise: what reading one of the largest messages costs
-// (336 MiB) in the PoRep class, beside the PoSt reserves (class).
+// (224 MiB) in the PoRep class, beside the PoSt reserves (class).
 const DefaultRequestBudget = 400 << 20
 
 // Defaults of Config.AdmissionWait, Config.ReadTimeout,
