@@ -32,8 +32,8 @@ import (
 // kind's class, then reads the rest within Config.ReadTimeout; it holds
 // the message's size until its input is stored. PoSt classes have
 // reserves PoRep cannot take (class), so a WinningPoSt is admitted while
-// PoReps wait; a peer's streams waiting for or reading their messages are
-// bounded (peerStreams). Past the budget a call waits Config.AdmissionWait
+// PoReps wait; a client's streams waiting for or reading their messages
+// are bounded (budget.peers). Past the budget a call waits Config.AdmissionWait
 // at most, then is refused with ResourceExhausted.
 
 // DefaultRequestBudget is the request memory a gateway holds at once
@@ -104,7 +104,7 @@ type budget struct {
 	wait    time.Duration
 	read    time.Duration
 	first   time.Duration
-	peers   *peerStreams
+	peers   *clientCounts
 	clients *clients
 }
 
@@ -139,7 +139,7 @@ func newBudget(c budgetConfig) *budget {
 	if c.peerStreams <= 0 {
 		c.peerStreams = defaultPeerStreams
 	}
-	b := &budget{limit: c.limit, wait: c.wait, read: c.read, first: c.first, peers: newPeerStreams(c.peerStreams),
+	b := &budget{limit: c.limit, wait: c.wait, read: c.read, first: c.first, peers: newClientCounts(c.peerStreams, "calls sending their requests", " at once"),
 		clients: newClients(c.clientCalls, c.clientUrgent)}
 	b.caps[classUrgent] = c.limit
 	b.caps[classDue] = c.limit - c.limit*urgentReserve/100
@@ -529,42 +529,6 @@ func (s *Server) admissionOf(method string, p peeked) (class, int64, error) {
 	return c, min(maxRequestBytes(bd), MaxMessageBytes), nil
 }
 
-// peerStreams bounds the streams of one client (clientKey) that wait for
-// or read their messages.
-type peerStreams struct {
-	max int
-	mu  sync.Mutex
-	n   map[string]int
-}
-
-func newPeerStreams(max int) *peerStreams { return &peerStreams{max: max, n: map[string]int{}} }
-
-// count is how many streams of peer key are counted.
-func (p *peerStreams) count(key string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.n[key]
-}
-
-// enter counts a stream of ctx's peer, refusing it past the bound; leave
-// uncounts it.
-func (p *peerStreams) enter(ctx context.Context, method string) (leave func(), err error) {
-	key := clientKey(ctx)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.n[key] >= p.max {
-		return nil, status.Errorf(codes.ResourceExhausted, "%s: %s already has %d calls sending their requests (at most %d at once): retry later", method, key, p.n[key], p.max)
-	}
-	p.n[key]++
-	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.n[key]--; p.n[key] == 0 {
-			delete(p.n, key)
-		}
-	}, nil
-}
-
 // serviceDesc is cuzk's service with each method served as a stream
 // admitted against the budget: the wire is the same (a unary call is a
 // stream of one message each way), and each method's generated handler
@@ -583,7 +547,7 @@ func (s *Server) serviceDesc() *grpc.ServiceDesc {
 func (s *Server) admitted(md grpc.MethodDesc) grpc.StreamHandler {
 	method := md.MethodName
 	return func(srv any, ss grpc.ServerStream) error {
-		leave, err := s.budget.clients.enter(ss.Context(), method)
+		leave, err := s.budget.clients.calls.enter(ss.Context(), method)
 		if err != nil {
 			s.log.Warn("cuzk call refused", "method", method, "error", err)
 			return err

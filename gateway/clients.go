@@ -19,14 +19,15 @@ import (
 // dozen at most, well within the calls bound; its urgent (WinningPoSt)
 // requests are one an epoch for each miner that wins.
 const (
-	// defaultClientCalls bounds a client's calls in flight, Prove's
-	// waits included.
-	defaultClientCalls = 256
-	// defaultUrgentPerMinute bounds a client's urgent requests a minute:
+	// DefaultClientCalls bounds a client's calls in flight, Prove's
+	// waits included (--client-calls).
+	DefaultClientCalls = 256
+	// DefaultUrgentPerMinute bounds a client's urgent requests a minute
+	// (--client-urgent-per-minute):
 	// a flood of cheap WinningPoSt (vanilla proofs over an all-zero tree
 	// verify; the gateway cannot check comm_r against the chain) would
 	// otherwise take the urgent lanes from PoRep and from real ones.
-	defaultUrgentPerMinute = 60
+	DefaultUrgentPerMinute = 60
 )
 
 // clientKey is the key of ctx's client.
@@ -52,42 +53,63 @@ func clientKey(ctx context.Context) string {
 	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
-// clients bounds each client's calls in flight and urgent requests.
-type clients struct {
-	maxCalls, maxUrgent int
-	window              time.Duration
-	mu                  sync.Mutex
-	calls               map[string]int
-	urgent              map[string][]time.Time // the client's urgent requests in the window, oldest first
+// clientCounts bounds what each client (clientKey) has at once: its calls
+// in flight, or its streams still sending their messages.
+type clientCounts struct {
+	max         int
+	what, bound string // the counted calls and the bound, as a refusal names them
+	mu          sync.Mutex
+	n           map[string]int
 }
 
-func newClients(maxCalls, maxUrgent int) *clients {
-	if maxCalls <= 0 {
-		maxCalls = defaultClientCalls
-	}
-	if maxUrgent <= 0 {
-		maxUrgent = defaultUrgentPerMinute
-	}
-	return &clients{maxCalls: maxCalls, maxUrgent: maxUrgent, window: time.Minute, calls: map[string]int{}, urgent: map[string][]time.Time{}}
+func newClientCounts(max int, what, bound string) *clientCounts {
+	return &clientCounts{max: max, what: what, bound: bound, n: map[string]int{}}
+}
+
+// count is how many calls of client key are counted.
+func (c *clientCounts) count(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[key]
 }
 
 // enter counts a call of ctx's client, refusing it past the bound; leave
 // uncounts it.
-func (c *clients) enter(ctx context.Context, method string) (leave func(), err error) {
+func (c *clientCounts) enter(ctx context.Context, method string) (leave func(), err error) {
 	key := clientKey(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.calls[key] >= c.maxCalls {
-		return nil, status.Errorf(codes.ResourceExhausted, "%s: client %s already has %d calls in flight (at most %d, --client-calls): retry later", method, key, c.calls[key], c.maxCalls)
+	if c.n[key] >= c.max {
+		return nil, status.Errorf(codes.ResourceExhausted, "%s: client %s already has %d %s (at most %d%s): retry later", method, key, c.n[key], c.what, c.max, c.bound)
 	}
-	c.calls[key]++
+	c.n[key]++
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.calls[key]--; c.calls[key] <= 0 {
-			delete(c.calls, key)
+		if c.n[key]--; c.n[key] <= 0 {
+			delete(c.n, key)
 		}
 	}, nil
+}
+
+// clients bounds each client's calls in flight and urgent requests.
+type clients struct {
+	calls     *clientCounts
+	maxUrgent int
+	window    time.Duration
+	mu        sync.Mutex
+	urgent    map[string][]time.Time // the client's urgent requests in the window, oldest first
+}
+
+func newClients(maxCalls, maxUrgent int) *clients {
+	if maxCalls <= 0 {
+		maxCalls = DefaultClientCalls
+	}
+	if maxUrgent <= 0 {
+		maxUrgent = DefaultUrgentPerMinute
+	}
+	return &clients{calls: newClientCounts(maxCalls, "calls in flight", ", --client-calls"), maxUrgent: maxUrgent,
+		window: time.Minute, urgent: map[string][]time.Time{}}
 }
 
 // urgentRequest counts an urgent request of ctx's client, refusing it

@@ -43,32 +43,32 @@ func TestClientBounds(t *testing.T) {
 	c := newClients(0, 0)
 	ctx := peerCtx(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1})
 	var leaves []func()
-	for i := range defaultClientCalls {
-		leave, err := c.enter(ctx, "Prove")
+	for i := range DefaultClientCalls {
+		leave, err := c.calls.enter(ctx, "Prove")
 		if err != nil {
 			t.Fatalf("call %d of one client refused: %v", i+1, err)
 		}
 		leaves = append(leaves, leave)
 	}
-	if _, err := c.enter(ctx, "Prove"); err == nil || !strings.Contains(err.Error(), "--client-calls") {
-		t.Errorf("call %d: %v, want refused naming --client-calls", defaultClientCalls+1, err)
+	if _, err := c.calls.enter(ctx, "Prove"); err == nil || !strings.Contains(err.Error(), "--client-calls") {
+		t.Errorf("call %d: %v, want refused naming --client-calls", DefaultClientCalls+1, err)
 	}
 	other := peerCtx(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 1})
-	if _, err := c.enter(other, "Prove"); err != nil {
+	if _, err := c.calls.enter(other, "Prove"); err != nil {
 		t.Errorf("another client refused: %v", err)
 	}
 	leaves[0]()
-	if _, err := c.enter(ctx, "Prove"); err != nil {
+	if _, err := c.calls.enter(ctx, "Prove"); err != nil {
 		t.Errorf("a call after one ended: %v", err)
 	}
 	now := time.Now()
-	for i := range defaultUrgentPerMinute {
+	for i := range DefaultUrgentPerMinute {
 		if err := c.urgentRequest(ctx, "Prove", now.Add(time.Duration(i)*time.Millisecond)); err != nil {
 			t.Fatalf("urgent request %d refused: %v", i+1, err)
 		}
 	}
 	if err := c.urgentRequest(ctx, "Prove", now.Add(time.Second)); err == nil || !strings.Contains(err.Error(), "--client-urgent-per-minute") {
-		t.Errorf("urgent request %d in a minute: %v, want refused", defaultUrgentPerMinute+1, err)
+		t.Errorf("urgent request %d in a minute: %v, want refused", DefaultUrgentPerMinute+1, err)
 	}
 	if err := c.urgentRequest(other, "Prove", now.Add(time.Second)); err != nil {
 		t.Errorf("another client's urgent request: %v", err)

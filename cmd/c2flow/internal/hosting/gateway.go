@@ -45,8 +45,8 @@ func (g *gatewayFlags) add(fs *flag.FlagSet, listenFlag, def, usage string) {
 	fs.StringVar(&g.key, "grpc-tls-key", procflags.Env("C2FLOW_GATEWAY_TLS_KEY", ""), "private key (PEM) of --grpc-tls-cert ($C2FLOW_GATEWAY_TLS_KEY)")
 	fs.StringVar(&g.ca, "grpc-client-ca", procflags.Env("C2FLOW_GATEWAY_CLIENT_CA", ""), "with --grpc-tls-cert: require client certificates of these CAs (PEM) ($C2FLOW_GATEWAY_CLIENT_CA)")
 	fs.Int64Var(&g.memoryMiB, "request-memory-mib", gateway.DefaultRequestBudget>>20, "request memory budget of the gateway in MiB: what the requests being read and stored may hold at once (reading one message costs twice its size; the largest, a 64GiB C1, is about 112 MiB; 3% is kept for WinningPoSt, 29% for WindowPoSt); past it a request waits 30 s, then is refused with ResourceExhausted")
-	fs.IntVar(&g.clientCalls, "client-calls", 256, "calls in flight one client may have (an IPv4 address, an IPv6 /64, or every Unix-socket client together); a Curio node has its proofs in flight, a few dozen")
-	fs.IntVar(&g.clientUrgent, "client-urgent-per-minute", 60, "urgent (WinningPoSt) requests one client may send a minute")
+	fs.IntVar(&g.clientCalls, "client-calls", gateway.DefaultClientCalls, "calls in flight one client may have (an IPv4 address, an IPv6 /64, or every Unix-socket client together); a Curio node has its proofs in flight, a few dozen")
+	fs.IntVar(&g.clientUrgent, "client-urgent-per-minute", gateway.DefaultUrgentPerMinute, "urgent (WinningPoSt) requests one client may send a minute")
 	fs.StringVar(&g.filecoinParams, "gateway-filecoin-params", filepath.Join(registry.FilecoinParamsDir(), "c2flow-gateway"), "where the gateway keeps the .vk files it verifies proofs with (downloaded from storage's params/filecoin/)")
 }
 
