@@ -19,6 +19,7 @@ import (
 
 	"github.com/c2flow/c2flow/gpu"
 	"github.com/c2flow/c2flow/metrics"
+	"github.com/c2flow/c2flow/retention"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -73,6 +74,11 @@ type Config struct {
 	Schemes scheme.Set `json:"-"`
 	// ArrivalOrder serves devices first come (simulation comparisons).
 	ArrivalOrder bool
+	// Retention is how long a workflow-role worker keeps what jobs left
+	// in the store (inputs, orphaned spills); it sweeps every
+	// RetentionEvery (0: retention.DefaultEvery; negative: never).
+	Retention      retention.Policy
+	RetentionEvery time.Duration
 }
 
 // DefaultUrgentBudget is a host's default priority-1 synthesis reserve:
@@ -110,8 +116,9 @@ type Stats struct {
 
 // Worker is a configured worker process, ready to run.
 type Worker struct {
-	cfg   Config
-	store *storage.Store // where its stats are published for c2flow fleet (nil: not)
+	cfg    Config
+	store  *storage.Store // where its stats are published for c2flow fleet (nil: not)
+	client client.Client
 	// publishing is set while a publish is in flight.
 	publishing atomic.Bool
 	host       *Host
@@ -135,7 +142,7 @@ func New(c client.Client, store *storage.Store, cfg Config, deps Deps) (*Worker,
 		return nil, err
 	}
 	h.Heartbeats = c
-	w := &Worker{cfg: cfg, host: h, budget: h.Budget, slots: h.Slots, store: store}
+	w := &Worker{cfg: cfg, host: h, budget: h.Budget, slots: h.Slots, store: store, client: c}
 	if cfg.Metrics != nil {
 		cfg.Metrics.Bind(func() metrics.Budget {
 			s := h.Budget.Stats()
@@ -255,6 +262,22 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	go w.host.ExpireWitnesses(ctx, w.cfg.WitnessTTL)
+	if w.cfg.RetentionEvery >= 0 {
+		// Every orchestrator sweeps the store (a second sweep of the same
+		// objects finds them gone: it costs a listing); every host with
+		// a spill directory sweeps it.
+		p := w.cfg.Retention
+		if dir, ok := strings.CutPrefix(w.cfg.Spill, "dir:"); ok && p.SpillDir == "" {
+			p.SpillDir = dir
+		}
+		store := w.store
+		if !w.cfg.has(RoleWorkflow) {
+			store = nil
+		}
+		if store != nil || p.SpillDir != "" {
+			go retention.Every(ctx, w.cfg.RetentionEvery, store, retention.TemporalJobs{Client: w.client}, p, w.cfg.Log)
+		}
+	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var published time.Time

@@ -101,12 +101,37 @@ const (
 	SectorWorkflowName = "SectorWorkflow"
 	SignalProgress     = "sector-progress"
 	SignalCancel       = "cancel"
-	QueryProgress      = "progress"
+	// SignalDeadline carries a Deadline: a caller joining a running job
+	// with a later deadline (or none) extends it; an earlier one changes
+	// nothing.
+	SignalDeadline = "deadline"
+	QueryProgress  = "progress"
 )
+
+// Deadline is the SignalDeadline payload: zero is no deadline.
+type Deadline struct {
+	At time.Time `json:"at,omitempty"`
+}
+
+// LaterDeadline is the later of two deadlines, zero (none) being the
+// latest: a job joined by callers is served until the last of them gives
+// up.
+func LaterDeadline(a, b time.Time) time.Time {
+	if a.IsZero() || b.IsZero() {
+		return time.Time{}
+	}
+	if b.After(a) {
+		return b
+	}
+	return a
+}
 
 // SectorWorkflowID is the workflow ID of a sector's proof: one per sector
 // identity (prover, sector number, C1 digest), whatever batch submits it.
-func SectorWorkflowID(ref Ref) string { return "c2/" + ref.Identity() }
+func SectorWorkflowID(ref Ref) string { return SectorWorkflowIDOf(ref.Identity()) }
+
+// SectorWorkflowIDOf is SectorWorkflowID by identity.
+func SectorWorkflowIDOf(identity string) string { return "c2/" + identity }
 
 // MemoProof is the memo field in which a job's workflow carries its
 // proof name, so that status reports can count running jobs by kind: a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/c2flow/c2flow/job"
 )
@@ -14,8 +15,18 @@ import (
 // object is content-addressed and never overwritten, and a C2 is bound to
 // the exact input it was made from.
 func C1Key(ref job.Ref) string       { return "c1/" + ref.Identity() + ".json" }
-func C2Key(ref job.Ref) string       { return "c2/" + ref.Identity() + ".proof" }
+func C2Key(ref job.Ref) string       { return C2KeyOf(ref.Identity()) }
 func ManifestKey(ref job.Ref) string { return "c2/" + ref.Identity() + ".json" }
+
+// C2KeyOf is C2Key by identity.
+func C2KeyOf(identity string) string { return "c2/" + identity + ".proof" }
+
+// InputIdentity is the identity whose input key is key (C1Key), ok false
+// for any other key.
+func InputIdentity(key string) (identity string, ok bool) {
+	id, ok := strings.CutSuffix(strings.TrimPrefix(key, "c1/"), ".json")
+	return id, ok && id != "" && strings.HasPrefix(key, "c1/")
+}
 
 // Manifest describes a stored C2 proof and what it was made from.
 type Manifest struct {

@@ -418,7 +418,29 @@ func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) 
 
 // List returns the keys under a prefix (relative to the store's prefix).
 func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
-	var keys []string
+	objs, err := s.ListObjects(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(objs))
+	for i, o := range objs {
+		keys[i] = o.Key
+	}
+	return keys, nil
+}
+
+// Object is a listed object: its key (relative to the store's prefix),
+// size and last modification.
+type Object struct {
+	Key      string
+	Size     int64
+	Modified time.Time
+}
+
+// ListObjects returns the objects under a prefix (relative to the store's
+// prefix), with their sizes and modification times.
+func (s *Store) ListObjects(ctx context.Context, prefix string) ([]Object, error) {
+	var objs []Object
 	p := s3.NewListObjectsV2Paginator(s.s3, &s3.ListObjectsV2Input{Bucket: &s.cfg.Bucket, Prefix: aws.String(s.key(prefix))})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -426,10 +448,10 @@ func (s *Store) List(ctx context.Context, prefix string) ([]string, error) {
 			return nil, s.classify("list", prefix, err)
 		}
 		for _, o := range page.Contents {
-			keys = append(keys, strings.TrimPrefix(aws.ToString(o.Key), s.cfg.Prefix))
+			objs = append(objs, Object{Key: strings.TrimPrefix(aws.ToString(o.Key), s.cfg.Prefix), Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
 		}
 	}
-	return keys, nil
+	return objs, nil
 }
 
 // Delete removes an object (absent is not an error).

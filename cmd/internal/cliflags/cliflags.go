@@ -20,6 +20,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/internal/sdklog"
 	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/retention"
 	"github.com/c2flow/c2flow/storage"
 )
 
@@ -177,6 +178,9 @@ func AddHost(fs *flag.FlagSet) (func() (Host, error), error) {
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 2*time.Minute, "on SIGTERM: time, counted from the signal, the partitions synthesized here get to finish their device phase and finalize before the worker stops (what is left is synthesized again elsewhere); then 30 s for running activities. A supervisor's stop timeout (docker's stop_grace_period, systemd's TimeoutStopSec) must exceed both")
 	fs.StringVar(&keys.FilecoinParams, "filecoin-params", registry.FilecoinParamsDir(), "Filecoin's parameter directory (.params, .vk, parameters.json; $FIL_PROOFS_PARAMETER_CACHE); files it lacks are downloaded from storage's params/filecoin/")
 	fs.StringVar(&c.StatsFile, "stats-file", "", "write JSON stats here every second")
+	fs.DurationVar(&c.Retention.Inputs, "retention-inputs", retention.DefaultInputs, "role workflow: delete a stored input (C1) this long after the last job of its identity ended, unless a proof of it is stored (kept then: the proof is verified against it)")
+	fs.DurationVar(&c.Retention.Spills, "retention-spills", retention.DefaultSpills, fmt.Sprintf("delete spilled witnesses (s3, or this host's dir: spill) older than this: orphans of a synthesis host that died (at least %v)", retention.MinSpills))
+	fs.DurationVar(&c.RetentionEvery, "retention-every", retention.DefaultEvery, "how often the sweep runs (negative: never)")
 	var dv procflags.Devices
 	dv.Add(fs)
 	return func() (Host, error) {
@@ -187,6 +191,9 @@ func AddHost(fs *flag.FlagSet) (func() (Host, error), error) {
 		}
 		if c.DrainTimeout <= 0 {
 			return Host{}, fmt.Errorf("--drain-timeout %v: a positive duration", c.DrainTimeout)
+		}
+		if c.Retention.Inputs <= 0 || c.Retention.Spills < retention.MinSpills || c.RetentionEvery == 0 {
+			return Host{}, fmt.Errorf("--retention-inputs %v, --retention-spills %v, --retention-every %v: inputs kept a positive duration, spills at least %v, a sweep interval not 0", c.Retention.Inputs, c.Retention.Spills, c.RetentionEvery, retention.MinSpills)
 		}
 		ids, err := dv.DeviceIDs()
 		if err != nil {
