@@ -456,7 +456,7 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		loc := job.HostWitness(h.ID, handle)
 		moved = &loc
 	}
-	w := h.ws.take(handle)
+	w := h.ws.take(handle, in.Deadline)
 	if w == nil && h.ws.droppedUnclaimed(handle) {
 		// Dropped as never reported, yet the workflow came for it: it was
 		// slow to, not wrong to. Synthesize again on the host-loss budget,
@@ -546,7 +546,7 @@ func (h *Host) Finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 }
 
 func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOutput, error) {
-	w := h.ws.take(in.Witness.Handle)
+	w := h.ws.take(in.Witness.Handle, in.Deadline)
 	if w != nil && w.proof != nil {
 		// An earlier attempt finished, but its completion did not reach
 		// Temporal: answer with its proof (verified when it was made).

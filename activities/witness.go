@@ -120,12 +120,24 @@ func (ws *witnesses) lapse(h string) bool {
 }
 
 // take marks the witness busy and returns it; nil if unknown or busy.
-func (ws *witnesses) take(h string) *witness {
+// A phase that comes with a later deadline than the witness's (a caller
+// joined its job with one) moves the witness's lapse with it.
+func (ws *witnesses) take(h string, deadline time.Time) *witness {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w := ws.m[h]
 	if w == nil || w.busy {
 		return nil
+	}
+	if d := job.LaterDeadline(w.deadline, deadline); !d.Equal(w.deadline) {
+		if w.timer != nil {
+			w.timer.Stop()
+			w.timer = nil
+		}
+		w.deadline = d
+		if !d.IsZero() {
+			w.timer = time.AfterFunc(time.Until(d), func() { ws.lapse(h) })
+		}
 	}
 	w.busy = true
 	if w.proof == nil {

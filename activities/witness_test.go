@@ -134,7 +134,7 @@ func TestUnclaimedWitnessIsDropped(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Type() != job.ErrHostLost || !strings.Contains(err.Error(), "unclaimed") {
 		t.Fatalf("device phase of the dropped witness: %v, want a %s error", err, job.ErrHostLost)
 	}
-	if w := h.ws.take(claimed.Witness.Handle); w == nil || w.proving == nil {
+	if w := h.ws.take(claimed.Witness.Handle, time.Time{}); w == nil || w.proving == nil {
 		t.Fatal("the claimed witness was dropped with the unclaimed one")
 	}
 }
@@ -512,5 +512,40 @@ func TestDeadlineOnTemporalsClock(t *testing.T) {
 	d := time.Now()
 	if got := h.hostDeadline(t.Context(), d); !got.Equal(d) {
 		t.Errorf("an offset of 4 s moved the deadline by %v", got.Sub(d))
+	}
+}
+
+// A phase that takes a witness with a later deadline than the one it was
+// synthesized under (a caller joined its job with one) moves the
+// witness's lapse: it is not dropped at the first caller's deadline.
+func TestWitnessTakesALaterDeadline(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		later time.Time
+		kept  bool
+	}{
+		{"later", time.Now().Add(time.Hour), true},
+		{"none", time.Time{}, true},
+		{"earlier", time.Now().Add(10 * time.Millisecond), false},
+	} {
+		b, err := NewBudget(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Hold(1, 0)
+		ws := &witnesses{m: map[string]*witness{}, budget: b, log: slog.Default()}
+		h := ws.put(&witness{deadline: time.Now().Add(100 * time.Millisecond)})
+		w := ws.take(h, c.later)
+		if w == nil {
+			t.Fatalf("%s: the witness was not taken", c.name)
+		}
+		ws.give(w)
+		time.Sleep(300 * time.Millisecond)
+		ws.mu.Lock()
+		_, kept := ws.m[h]
+		ws.mu.Unlock()
+		if kept != c.kept {
+			t.Errorf("%s deadline: witness kept past the first deadline = %v, want %v", c.name, kept, c.kept)
+		}
 	}
 }

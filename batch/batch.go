@@ -29,16 +29,11 @@ type Options struct {
 	Priority         int // 1 (most urgent) to 5; 0: 3
 	// Deadline, where set (a PoSt's), ends its sectors' work when it
 	// passes: each sector fails DeadlinePassed, named, rather than taking
-	// devices for a proof too late to use, and drops its input; the batch
-	// then ends (Temporal's execution timeout, a minute later, is the
-	// safety net, continue-as-new included). A new submission after it
-	// starts a new run.
+	// devices for a proof too late to use; the batch then ends. A caller
+	// joining the running batch with a later deadline (or none) extends
+	// it; one submitting after it ended starts a new run.
 	Deadline time.Time
 }
-
-// deadlineGrace is how long past its deadline a batch may run to close
-// its sectors (Submit).
-const deadlineGrace = time.Minute
 
 // ErrDeadlinePassed is returned by Submit for a batch whose deadline has
 // passed: nothing is started.
@@ -122,29 +117,28 @@ func ID(refs []job.Ref) string {
 }
 
 // Submit starts the batch workflow. Submitting the same batch ID while it
-// runs follows the running batch; after it completed, it runs again: each
-// sector's stored C2 is checked, and only what is missing or bad is
+// runs joins the running batch, with a deadline signal: a caller with a
+// later deadline (or none) extends it for every sector, a lapsed one
+// among them proved again. After the batch completed, it runs again:
+// each sector's stored C2 is checked, and only what is missing or bad is
 // proved.
 func Submit(ctx context.Context, c client.Client, refs []job.Ref, o Options) (client.WorkflowRun, error) {
 	if o.BatchID == "" {
 		return nil, errors.New("batch id is required")
 	}
 	in := job.BatchInput{BatchID: o.BatchID, Sectors: refs, MaxInFlight: o.MaxInFlight, PartitionRetries: o.PartitionRetries, Timeouts: o.Timeouts, Priority: o.Priority, Deadline: o.Deadline}
-	var timeout time.Duration
 	if !o.Deadline.IsZero() {
-		if timeout = time.Until(o.Deadline); timeout <= 0 {
-			return nil, fmt.Errorf("start batch %s: its %w at %s, %v ago: not started", o.BatchID, ErrDeadlinePassed, o.Deadline.UTC().Format(time.RFC3339Nano), -timeout.Round(time.Millisecond))
+		if left := time.Until(o.Deadline); left <= 0 {
+			return nil, fmt.Errorf("start batch %s: its %w at %s, %v ago: not started", o.BatchID, ErrDeadlinePassed, o.Deadline.UTC().Format(time.RFC3339Nano), -left.Round(time.Millisecond))
 		}
-		// The sectors stop at the deadline themselves (their phases
-		// canceled, witnesses released, inputs dropped); the batch's
-		// execution timeout, a little later, is the safety net. At the
-		// deadline itself it would close the batch before a sector still
-		// in its lookup started, and that sector's input would stay.
-		timeout += deadlineGrace
 	}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		WorkflowExecutionTimeout: timeout,
-		ID:                       job.BatchWorkflowID(o.BatchID),
+	// No execution timeout: the deadline a later caller brings may be
+	// later than the first's, and a run's timeout cannot move. The
+	// sectors stop at their deadline themselves (phases canceled,
+	// witnesses released), and the batch ends when they have.
+	id := job.BatchWorkflowID(o.BatchID)
+	run, err := c.SignalWithStartWorkflow(ctx, id, job.SignalDeadline, job.Deadline{At: o.Deadline}, client.StartWorkflowOptions{
+		ID:                       id,
 		TaskQueue:                job.QueueWorkflow,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/c2flow/c2flow/batch"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/registry"
+	"github.com/c2flow/c2flow/retention"
 	"github.com/c2flow/c2flow/scheme/testscheme/porep"
 	"github.com/c2flow/c2flow/scheme/testscheme/porep/poreptest"
 	"github.com/c2flow/c2flow/storage"
@@ -256,11 +258,16 @@ func TestLapsedUrgentBatchesHoldNothing(t *testing.T) {
 	if st.Host.Unclaimed != 0 {
 		t.Errorf("%d witnesses were left for the unclaimed sweep", st.Host.Unclaimed)
 	}
-	// Nor any input: a lapsed job's is dropped (its proof is of no use);
-	// one proved before its deadline keeps it beside its C2.
+	// Nor, once their jobs ended, any input: a lapsed job's is kept for a
+	// caller joining with a later deadline, then reclaimed by retention
+	// (here as a sweep a day later would); a proved one stays beside its
+	// C2.
 	var left []string
-	lapsed := 0
+	lapsed, kept := 0, 0
 	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if _, err := retention.Sweep(ctx, s.store, retention.TemporalJobs{Client: s.client}, retention.Policy{}, time.Now().Add(25*time.Hour), slog.Default()); err != nil {
+			t.Fatal(err)
+		}
 		inputs, err := s.store.List(ctx, "c1/")
 		if err != nil {
 			t.Fatal(err)
@@ -269,17 +276,19 @@ func TestLapsedUrgentBatchesHoldNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		left, lapsed = left[:0], 0
+		left, lapsed, kept = left[:0], 0, 0
 		for i := range 5 {
 			sector := fmt.Sprintf("/%d/", 341+i)
+			has := slices.ContainsFunc(inputs, func(k string) bool { return strings.Contains(k, sector) })
 			if slices.ContainsFunc(proved, func(k string) bool { return strings.Contains(k, sector) }) {
+				if has {
+					kept++
+				}
 				continue
 			}
 			lapsed++
-			for _, k := range inputs {
-				if strings.Contains(k, sector) {
-					left = append(left, k)
-				}
+			if has {
+				left = append(left, sector)
 			}
 		}
 		if len(left) == 0 {
@@ -288,7 +297,10 @@ func TestLapsedUrgentBatchesHoldNothing(t *testing.T) {
 	}
 	t.Logf("%d of the 5 jobs lapsed unproved", lapsed)
 	if len(left) != 0 {
-		t.Errorf("the lapsed jobs' inputs are still stored: %v", left)
+		t.Errorf("the lapsed jobs' inputs are still stored after their jobs ended: sectors %v", left)
+	}
+	if kept != 5-lapsed {
+		t.Errorf("%d of the %d proved jobs' inputs kept, want all (their C2s are verified against them)", kept, 5-lapsed)
 	}
 }
 

@@ -49,22 +49,47 @@ func SectorWorkflow(ctx workflow.Context, in job.SectorInput) (job.SectorResult,
 
 // untilDeadline returns ctx, canceled when the sector's deadline passes
 // (s.lapsed then set): its phases stop as for a cancel, before any
-// starts, and its witnesses are released on their hosts at once.
+// starts, and its witnesses are released on their hosts at once. A
+// "deadline" signal (a caller joining with a later deadline, through the
+// batch) moves it before it passes.
 func (s *sectorRun) untilDeadline(ctx workflow.Context) workflow.Context {
-	if s.in.Deadline.IsZero() {
-		return ctx
-	}
 	jctx, cancel := workflow.WithCancel(ctx)
-	left := s.in.Deadline.Sub(workflow.Now(ctx))
-	if left <= 0 {
+	if !s.in.Deadline.IsZero() && !s.in.Deadline.After(workflow.Now(ctx)) {
 		s.lapsed = true
 		cancel()
 		return jctx
 	}
+	ch := workflow.GetSignalChannel(ctx, job.SignalDeadline)
 	workflow.Go(ctx, func(gctx workflow.Context) {
-		if workflow.NewTimer(gctx, left).Get(gctx, nil) == nil {
-			s.lapsed = true
-			cancel()
+		for gctx.Err() == nil {
+			sel := workflow.NewSelector(gctx)
+			fired := false
+			stop := func() {}
+			if !s.in.Deadline.IsZero() {
+				var tctx workflow.Context
+				tctx, stop = workflow.WithCancel(gctx)
+				sel.AddFuture(workflow.NewTimer(tctx, s.in.Deadline.Sub(workflow.Now(gctx))), func(f workflow.Future) {
+					fired = f.Get(gctx, nil) == nil
+				})
+			}
+			moved := false
+			sel.AddReceive(ch, func(c workflow.ReceiveChannel, _ bool) {
+				var d job.Deadline
+				c.Receive(gctx, &d)
+				if later := job.LaterDeadline(s.in.Deadline, d.At); !later.Equal(s.in.Deadline) {
+					workflow.GetLogger(gctx).Info("deadline extended", "sector", s.in.Ref.String(), "from", s.in.Deadline, "to", later)
+					s.in.Deadline, moved = later, true
+				}
+			})
+			sel.Select(gctx)
+			if fired {
+				s.lapsed = true
+				cancel()
+				return
+			}
+			if moved {
+				stop() // the old timer; the loop sets the new one
+			}
 		}
 	})
 	return jctx
@@ -85,12 +110,13 @@ func (s *sectorRun) failed(ctx workflow.Context, err error) (job.SectorResult, e
 	return s.fail(ctx, statusOf(ctx, err), err)
 }
 
-// dropInput deletes the lapsed job's stored input (best effort, even
-// while the sector is being canceled): its proof is of no use past the
-// deadline, and a retry brings the input again. Histories from before it
-// replay without it.
+// dropInput deleted a lapsed job's stored input (version 1). It no longer
+// does: a caller joining with a later deadline runs the sector again
+// from the same input, and retention reclaims inputs once no job of their
+// identity runs. Histories from before it (no version) replay without
+// it, those of version 1 with it.
 func (s *sectorRun) dropInput(ctx workflow.Context) {
-	if workflow.GetVersion(ctx, "drop-lapsed-input", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if workflow.GetVersion(ctx, "drop-lapsed-input", workflow.DefaultVersion, 2) != 1 {
 		return
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -163,7 +189,7 @@ func (s *sectorRun) provePartitions(ctx workflow.Context, v job.ValidateOutput) 
 		wg.Add(1)
 		workflow.Go(pctx, func(gctx workflow.Context) {
 			defer wg.Done()
-			p := &partitionRun{in: s.in, t: s.t, retries: s.retries, pr: job.PartitionResult{Partition: k}}
+			p := &partitionRun{in: s.in, deadline: &s.in.Deadline, t: s.t, retries: s.retries, pr: job.PartitionResult{Partition: k}}
 			proof, err := p.run(gctx)
 			s.res.Partitions[k] = p.pr
 			s.prog.Resyntheses += max(0, p.pr.Syntheses-1)
@@ -210,10 +236,13 @@ func (s *sectorRun) store(ctx workflow.Context, v job.ValidateOutput, proofs [][
 // on the host that holds the witness) counted against the sector's
 // budget.
 type partitionRun struct {
-	in      job.SectorInput
-	t       job.Timeouts
-	retries partitionRetries
-	pr      job.PartitionResult
+	in job.SectorInput
+	// deadline is the sector's, moved by a joiner's later one: each phase
+	// started takes it as it is then.
+	deadline *time.Time
+	t        job.Timeouts
+	retries  partitionRetries
+	pr       job.PartitionResult
 	// moved holds the releases of witnesses that moved to a device host,
 	// settled before the partition reports.
 	moved []workflow.Future
@@ -288,7 +317,7 @@ func (p *partitionRun) synthesize(ctx workflow.Context) (job.SynthOutput, error)
 	p.pr.Syntheses++
 	var so job.SynthOutput
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, synthOptions(p.t, p.in.Order.Priority)), job.ActSynthesize,
-		job.SynthInput{Ref: p.in.Ref, Partition: p.pr.Partition, ClaimWithin: p.t.HostQueue, Deadline: p.in.Deadline}).Get(ctx, &so)
+		job.SynthInput{Ref: p.in.Ref, Partition: p.pr.Partition, ClaimWithin: p.t.HostQueue, Deadline: *p.deadline}).Get(ctx, &so)
 	return so, err
 }
 
@@ -301,7 +330,7 @@ func (p *partitionRun) prove(ctx workflow.Context, w job.WitnessLocation) ([]byt
 	order := p.in.Order
 	order.Priority = job.TaskPriority(order.Priority)
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(w.DeviceQueue, p.t.Device, 1, p.t)), job.ActDevicePhase,
-		job.HandleInput{Witness: w, Ref: p.in.Ref, Order: order, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &do)
+		job.HandleInput{Witness: w, Ref: p.in.Ref, Order: order, Partition: p.pr.Partition, Deadline: *p.deadline}).Get(ctx, &do)
 	if err != nil {
 		return nil, w, err
 	}
@@ -317,7 +346,7 @@ func (p *partitionRun) prove(ctx workflow.Context, w job.WitnessLocation) ([]byt
 	}
 	var fo job.FinalizeOutput
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostOptions(held.FinalizeQueue, p.t.Finalize, p.t.FinalizeAttempts, p.t)), job.ActFinalize,
-		job.HandleInput{Witness: held, Ref: p.in.Ref, Partition: p.pr.Partition, Deadline: p.in.Deadline}).Get(ctx, &fo); err != nil {
+		job.HandleInput{Witness: held, Ref: p.in.Ref, Partition: p.pr.Partition, Deadline: *p.deadline}).Get(ctx, &fo); err != nil {
 		return nil, held, err
 	}
 	p.pr.FinalizeMS, p.pr.Done, p.pr.Error, p.pr.FinalizedAt = fo.FinalizeMS, true, "", workflow.Now(ctx)

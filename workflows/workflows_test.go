@@ -28,6 +28,9 @@ type fakes struct {
 	calls      map[string]int
 	partitions int
 	validate   error
+	// validateFail returns an error for the n-th validation of a sector.
+	validateFail func(ref job.Ref, n int) error
+	validations  map[uint64]int
 	// deviceFail returns an error for the n-th device phase of a partition.
 	deviceFail func(k, n int) error
 	devCount   map[int]int
@@ -53,7 +56,7 @@ type fakes struct {
 }
 
 func newFakes(partitions int) *fakes {
-	return &fakes{calls: map[string]int{}, partitions: partitions, devCount: map[int]int{}, handles: map[string]int{}, synthCount: map[int]int{}, synthQueues: map[string]int{}}
+	return &fakes{calls: map[string]int{}, validations: map[uint64]int{}, partitions: partitions, devCount: map[int]int{}, handles: map[string]int{}, synthCount: map[int]int{}, synthQueues: map[string]int{}}
 }
 
 func (f *fakes) count(name string) int {
@@ -68,6 +71,15 @@ func (f *fakes) register(env interface {
 	inc := func(n string) { f.mu.Lock(); f.calls[n]++; f.mu.Unlock() }
 	env.RegisterActivityWithOptions(func(ctx context.Context, in job.SectorInput) (job.ValidateOutput, error) {
 		inc(job.ActValidateC1)
+		f.mu.Lock()
+		f.validations[in.Ref.SectorID]++
+		n := f.validations[in.Ref.SectorID]
+		f.mu.Unlock()
+		if f.validateFail != nil {
+			if err := f.validateFail(in.Ref, n); err != nil {
+				return job.ValidateOutput{}, err
+			}
+		}
 		if f.validate != nil {
 			return job.ValidateOutput{}, f.validate
 		}
@@ -587,8 +599,8 @@ func TestSectorStopsAtItsDeadline(t *testing.T) {
 	if n := f.count(job.ActFinalize) + f.count(job.ActStoreC2); n != 0 || f.count(job.ActSynthesize) != 1 {
 		t.Errorf("ran past the deadline: %v", f.calls)
 	}
-	if n := f.count(job.ActDropInput); n != 1 {
-		t.Errorf("the lapsed job's input dropped %d times, want once", n)
+	if n := f.count(job.ActDropInput); n != 0 {
+		t.Errorf("the lapsed job's input dropped %d times: a joiner with a later deadline proves it again from it", n)
 	}
 	if d := env.Now().Sub(in.Deadline); d < 0 || d >= time.Second {
 		t.Errorf("the sector ended %v after its deadline, want at it", d)
@@ -609,8 +621,80 @@ func TestSectorPastItsDeadlineRunsNothing(t *testing.T) {
 	if err := env.GetWorkflowError(); !errors.As(err, &ae) || ae.Type() != job.ErrDeadlinePassed {
 		t.Fatalf("got %v, want a DeadlinePassed error", err)
 	}
-	if len(f.calls) != 1 || f.count(job.ActDropInput) != 1 {
-		t.Fatalf("ran past the deadline: %v, want only its input dropped", f.calls)
+	if len(f.calls) != 0 {
+		t.Fatalf("ran past the deadline: %v, want nothing (its input kept for a joiner)", f.calls)
+	}
+}
+
+// A caller joining a running batch with a later deadline is served: the
+// batch and its sector in flight take the later deadline (an earlier one
+// changes nothing), and the sector is proved past the first caller's
+// deadline (issue 55, finding 5: the joiner was answered "deadline
+// passed" at the first caller's).
+func TestJoinerKeepsItsLaterDeadline(t *testing.T) {
+	f := newFakes(1)
+	env := sectorEnv(t, f)
+	env.OnActivity(job.ActDevicePhase, mock.Anything, mock.Anything).After(time.Minute).Return(job.DeviceOutput{Device: "cpu/0"}, nil)
+	start := env.Now()
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(job.SignalDeadline, job.Deadline{At: start.Add(3 * time.Second)})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(job.SignalDeadline, job.Deadline{At: start.Add(30 * time.Minute)})
+	}, 4*time.Second)
+	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", Deadline: start.Add(5 * time.Second),
+		Sectors: []job.Ref{{ProverID: "aa", SectorID: 1, InputDigest: "d"}}})
+	var res job.BatchResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sectors) != 1 || res.Sectors[0].Status != job.StatusProved {
+		t.Fatalf("got %+v, want the sector proved under the joiner's deadline", res.Sectors)
+	}
+	if d := env.Now().Sub(start); d < time.Minute {
+		t.Errorf("ended after %v, before the device phase's minute", d)
+	}
+	if n := f.count(job.ActStoreC2); n != 1 {
+		t.Errorf("%d C2s stored, want 1", n)
+	}
+}
+
+// A sector that lapsed under the first caller's deadline while its batch
+// still runs is proved again when a caller joins with a later one, from
+// the input it kept.
+func TestLapsedSectorProvedAgainForAJoiner(t *testing.T) {
+	f := newFakes(1)
+	f.validateFail = func(ref job.Ref, n int) error {
+		if ref.SectorID == 1 && n == 1 { // its phase refused: the deadline passed
+			return temporal.NewNonRetryableApplicationError("deadline passed", job.ErrDeadlinePassed, nil)
+		}
+		return nil
+	}
+	env := sectorEnv(t, f)
+	env.OnActivity(job.ActDevicePhase, mock.Anything, mock.Anything).After(time.Minute).Return(job.DeviceOutput{Device: "cpu/0"}, nil)
+	start := env.Now()
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(job.SignalDeadline, job.Deadline{}) // a caller with no deadline
+	}, 10*time.Second)
+	env.ExecuteWorkflow(job.BatchWorkflowName, job.BatchInput{BatchID: "b", MaxInFlight: 2, Deadline: start.Add(time.Hour),
+		Sectors: []job.Ref{{ProverID: "aa", SectorID: 1, InputDigest: "d"}, {ProverID: "aa", SectorID: 2, InputDigest: "d"}}})
+	var res job.BatchResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sectors) != 2 {
+		t.Fatalf("got %d results: %+v", len(res.Sectors), res.Sectors)
+	}
+	for _, s := range res.Sectors {
+		if s.Status != job.StatusProved {
+			t.Errorf("sector %d: %s %s, want proved", s.SectorID, s.Status, s.Error)
+		}
+	}
+	if n := f.validations[1]; n != 2 {
+		t.Errorf("sector 1 validated %d times, want 2 (lapsed, then proved again)", n)
+	}
+	if n := f.count(job.ActDropInput); n != 0 {
+		t.Errorf("the lapsed sector's input dropped %d times, want kept", n)
 	}
 }
 
