@@ -3,7 +3,6 @@
 package post
 
 import (
-	"context"
 	"os"
 	"runtime"
 	"strings"
@@ -11,11 +10,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/circuit"
-	"github.com/c2flow/c2flow/filecoin/merkle"
-	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
-	"github.com/c2flow/c2flow/gpu"
-	"github.com/c2flow/c2flow/prover"
 )
 
 // TestGoldenWindowPartition32GiB: curio's post.vproof, padded to 2349
@@ -74,64 +69,4 @@ func TestGoldenWindowPartition32GiB(t *testing.T) {
 	t.Logf("32GiB window partition (post.vproof x 2349): %d constraints, %d inputs, %d aux, satisfied, synthesized and checked in %v; peak RSS %s",
 		cs.NumConstraints(), len(cs.Inputs), len(cs.Aux), took.Round(time.Millisecond), hwm)
 	runtime.KeepAlive(cs)
-}
-
-// TestWinningPartition32GiBTime times one 32GiB WinningPoSt partition
-// through the split prover: the 370,590-constraint circuit (66
-// one-opening sectors of a 32GiB tree R), its witness built from curio's
-// post.vproof (a real 32GiB sector's 10 openings, repeated to 66 in
-// turn), under a development setup of the circuit (the fast setup path,
-// cached by digest). post.vproof's openings are for window challenges,
-// not for winning's, so the assignment does not satisfy the circuit and
-// the proof is not checked: the figures are the work a winning partition
-// costs (synthesis, device phase on the CPU device, finalize), nothing
-// more. Logged, not asserted.
-//
-//	go test -tags large -timeout 30m -run TestWinningPartition32GiBTime -v ./filecoin/post/
-func TestWinningPartition32GiBTime(t *testing.T) {
-	g := loadGolden(t)
-	info, err := proofs.LookupPoSt(proofs.StackedDrgWinning32GiBV1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := circuit.PoStShapeOf(info)
-	pr, _ := postKeys(t, s)
-	sp := &g.vp.Sectors[0]
-	p := &Partition{Info: info, Randomness: g.randomness, Sectors: make([]PublicSector, s.Sectors)}
-	for i := range s.Sectors {
-		p.Sectors[i] = g.sector
-		p.Proofs = append(p.Proofs, &SectorProof{Openings: []*merkle.Proof{sp.Openings[i%len(sp.Openings)]}, CommC: sp.CommC, CommRLast: sp.CommRLast})
-	}
-	w, err := p.Witness()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	t0 := time.Now()
-	counts, err := circuit.CountPoSt(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wires, _, err := r1cs.SynthesizePacked(r1cs.Counts{Inputs: counts.Inputs, Aux: counts.Aux, Constraints: counts.Constraints + counts.Inputs},
-		func(wb *r1cs.Witness) error { return circuit.SynthesizePoSt(wb, s, w) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	synth := time.Since(t0)
-	slots, err := gpu.CPUSlots(1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t1 := time.Now()
-	sol := &prover.Solution{Partition: info.Name + "/0", W: wires}
-	partial, err := pr.Start(ctx, slots, sol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t2 := time.Now()
-	if _, _, err := pr.Finalize(ctx, partial); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("32GiB winning partition: %d constraints; synthesis %v, device phase (CPU) %v, finalize %v, total %v",
-		counts.Constraints, synth.Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond), time.Since(t2).Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 }

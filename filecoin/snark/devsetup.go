@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/groth"
@@ -31,7 +32,8 @@ func DefaultSetupCache() r1cs.SetupCache { return r1cs.DefaultSetupCache() }
 // cache by circuit digest (groth.DevSetup: generated there when absent,
 // about a minute for 2KiB on two cores; a zero cache is
 // DefaultSetupCache()) and is hard-linked into dir, or copied across file
-// systems. Only 2KiB and 8MiB proofs are allowed. A dir that already holds
+// systems. A circuit whose setup would not fit this machine's memory
+// (SetupBytes) is refused, naming both. A dir that already holds
 // the pair, listed with the marker, is left as it is. log (may be nil)
 // gets a WARN with the time taken.
 func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache, log *slog.Logger) (Files, error) {
@@ -43,10 +45,8 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 		return Files{}, fmt.Errorf("development setup: %w", err)
 	}
 	log = log.With("proof", sp.name, "parameters", "DEVELOPMENT SETUP", "dir", dir)
-	switch sp.sectorSize {
-	case 2 << 10, 8 << 20:
-	default:
-		return Files{}, fmt.Errorf("development setup of %s: only 2KiB and 8MiB proofs (a setup of a %d-byte sector's circuit needs tens to hundreds of GiB)", sp.name, sp.sectorSize)
+	if err := setupFits(sp, memTotal()); err != nil {
+		return Files{}, err
 	}
 	if cache.Dir == "" {
 		cache = DefaultSetupCache()
@@ -112,4 +112,60 @@ func (s *keyring) ensureKeys(ctx context.Context, proof string, dev bool, notes 
 		return fmt.Errorf("publish the %s development setup: %w", proof, err)
 	}
 	return nil
+}
+
+// SetupBytesPerConstraint bounds what a development setup holds per
+// constraint: the recorded shape (about 70 B), the system (about 45 B),
+// the proving key's points (A, B in G1 and G2, C/L and H: about 500 B
+// per aux and per domain element) and gnark's setup vectors over the
+// domain. 1 KiB each is above all of it.
+const SetupBytesPerConstraint = 1 << 10
+
+// SetupBytes estimates the memory a development setup of proof's circuit
+// needs, from its known counts: 32GiB WinningPoSt 0.4 GB, 512MiB PoRep
+// 4.5 GB, 32GiB PoRep 133 GB.
+func SetupBytes(proof string) (int64, error) {
+	sp, err := specOf(proof)
+	if err != nil {
+		return 0, err
+	}
+	return sp.setupBytes()
+}
+
+func (sp *spec) setupBytes() (int64, error) {
+	if !sp.knownOK {
+		return 0, fmt.Errorf("development setup of %s: no known circuit counts to size its setup by", sp.name)
+	}
+	return int64(sp.known.Constraints) * SetupBytesPerConstraint, nil
+}
+
+// setupFits refuses a setup whose estimate is over 80% of total, the
+// machine's memory (0: unknown, not checked).
+func setupFits(sp *spec, total int64) error {
+	need, err := sp.setupBytes()
+	if err != nil {
+		return err
+	}
+	if total > 0 && need > total/5*4 {
+		return fmt.Errorf("development setup of %s: its %d constraints need about %.1f GB, over 80%% of this machine's %.1f GB", sp.name, sp.known.Constraints, float64(need)/1e9, float64(total)/1e9)
+	}
+	return nil
+}
+
+// memTotal is the machine's memory in bytes (0 where /proc/meminfo says
+// nothing).
+func memTotal() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
