@@ -14,6 +14,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/hash"
 	"github.com/c2flow/c2flow/filecoin/merkle"
 	"github.com/c2flow/c2flow/filecoin/post"
+	"github.com/c2flow/c2flow/filecoin/post/posttest"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/seal"
 	"github.com/c2flow/c2flow/internal/atomicfile"
@@ -22,7 +23,10 @@ import (
 
 // maxPoStVanillaNodes bounds the sectors post-vanilla seals: it seals them
 // in full, in memory (2KiB in milliseconds, 8MiB in seconds); 512MiB
-// would take minutes and gigabytes for a test generator.
+// would take minutes and gigabytes for a test generator. Larger sectors
+// are sparse replicas instead (posttest.Sparse: tree R zero but the
+// challenged leaves), whose vanilla proofs are as valid: a PoSt opens
+// tree R alone.
 const maxPoStVanillaNodes = (8 << 20) / proofs.NodeSize
 
 // maxPoStVanillaWindow bounds the partitions of a window proof
@@ -39,7 +43,7 @@ func RunPostVanilla(ctx context.Context, args []string) error {
 
 func postVanilla(ctx context.Context, args []string, logw io.Writer) error {
 	fs := cli.NewFlags("post-vanilla")
-	proofName := fs.String("post-proof", "", "the registered PoSt proof by filecoin-proofs-api's name (StackedDrgWindow2KiBV1_2, StackedDrgWinning2KiBV1, ...; 2KiB and 8MiB sectors)")
+	proofName := fs.String("post-proof", "", "the registered PoSt proof by filecoin-proofs-api's name (StackedDrgWindow2KiBV1_2, StackedDrgWinning32GiBV1, ...; 2KiB and 8MiB sectors are sealed, larger ones are sparse replicas)")
 	proverHex := fs.String("prover-id", "", "the 32-byte prover id in hex, a field element (default: the bytes of \"c2flow test prover\")")
 	n := fs.Int("sectors", 2, "number of sectors in the provider's set: numbers --first-id .. +N-1; window proves them all, winning the one it selects")
 	first := fs.Uint64("first-id", 1, "the first sector number")
@@ -56,14 +60,15 @@ func postVanilla(ctx context.Context, args []string, logw io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("post-vanilla: --post-proof: %w", err)
 	}
-	if info.Nodes > maxPoStVanillaNodes {
-		return fmt.Errorf("post-vanilla: %s: %d-byte sectors are too large for the test generator, which seals every sector in full in memory (2KiB and 8MiB sectors only)", info.Name, info.SectorSize)
+	sparse := info.Nodes > maxPoStVanillaNodes
+	if sparse {
+		fmt.Fprintf(logw, "post-vanilla: %s: %d-byte sectors are sparse replicas (tree R zero but the challenged leaves), not sealed\n", info.Name, info.SectorSize)
 	}
 	if *n < 1 {
 		return fmt.Errorf("post-vanilla: --sectors %d: at least 1", *n)
 	}
-	// A window proof proves every sector of the set, each sealed here in
-	// full, one file each: an unbounded count fills the disk and memory.
+	// A window proof proves every sector of the set, each made here, one
+	// file each: an unbounded count fills the disk and memory.
 	if max := maxPoStVanillaWindow * info.SectorCount; info.Type == proofs.PoStWindow && *n > max {
 		return fmt.Errorf("post-vanilla: --sectors %d: a window proof of %s proves each, sealed here in full; at most %d (%d partitions of %d sectors)", *n, info.Name, max, maxPoStVanillaWindow, info.SectorCount)
 	}
@@ -116,7 +121,15 @@ func postVanilla(ctx context.Context, args []string, logw io.Writer) error {
 	rec := post.Record{RegisteredProof: info.Name, ProverID: prover, Randomness: randomness}
 	for i, id := range ids {
 		t0 := time.Now()
-		v, err := postVanillaProof(ctx, info, sealProof, prover, randomness, id, i)
+		var v *post.VanillaProof
+		if sparse {
+			v, err = posttest.Sparse(info, randomness, id, i)
+			if err == nil {
+				v, err = readBack(info, randomness, id, i, v)
+			}
+		} else {
+			v, err = postVanillaProof(ctx, info, sealProof, prover, randomness, id, i)
+		}
 		if err != nil {
 			return fmt.Errorf("post-vanilla: %w", err)
 		}
@@ -177,8 +190,12 @@ func postVanillaProof(ctx context.Context, info proofs.PoStProofInfo, sp proofs.
 	if v.CommR != merkle.Node(s.Public.CommR) {
 		return nil, fmt.Errorf("sector %d: the vanilla proof's comm_r %x is not the sealed comm_r %x", id, v.CommR, s.Public.CommR)
 	}
-	// What is written is what a reader gets: the bytes decode to a proof
-	// that verifies.
+	return readBack(info, randomness, id, index, v)
+}
+
+// readBack is v as a reader of its bytes gets it: what is written decodes
+// to a proof that verifies.
+func readBack(info proofs.PoStProofInfo, randomness [32]byte, id uint64, index int, v *post.VanillaProof) (*post.VanillaProof, error) {
 	back, err := post.DecodeVanilla(v.Bincode())
 	if err != nil {
 		return nil, fmt.Errorf("sector %d: %w", id, err)
