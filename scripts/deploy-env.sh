@@ -27,6 +27,11 @@ cat >"$tmp" <<EOT
 # Prometheus 9090, for operators (keep 127.0.0.1 and use an SSH tunnel).
 C2FLOW_FLEET_BIND=${C2FLOW_FLEET_BIND:-127.0.0.1}
 C2FLOW_ADMIN_BIND=${C2FLOW_ADMIN_BIND:-127.0.0.1}
+# The cuzk gateway 9820, for Curio: plaintext on 127.0.0.1 (Curio on this
+# box). Another address needs TLS, or the gateway refuses to start:
+# C2FLOW_GATEWAY_TLS_CERT, _KEY and C2FLOW_GATEWAY_CLIENT_CA, paths under
+# /etc/c2flow/gateway-tls (deploy/gateway-tls/README.md).
+C2FLOW_GATEWAY_BIND=${C2FLOW_GATEWAY_BIND:-127.0.0.1}
 
 # The profile whose keys the setup step publishes and the workers load.
 C2FLOW_PROFILE=${C2FLOW_PROFILE:-32KiB}
