@@ -210,7 +210,7 @@ func TestComposeSafeDefaults(t *testing.T) {
 
 	// Without the env file compose refuses to start, naming the setup step.
 	_, missing := loadCompose(t, map[string]string{})
-	for _, k := range []string{"POSTGRES_PASSWORD", "C2FLOW_S3_ACCESS_KEY", "C2FLOW_S3_SECRET_KEY", "GRAFANA_ADMIN_PASSWORD"} {
+	for _, k := range []string{"POSTGRES_PASSWORD", "C2FLOW_S3_ACCESS_KEY", "C2FLOW_S3_SECRET_KEY", "C2FLOW_S3_WORKER_ACCESS_KEY", "C2FLOW_S3_WORKER_SECRET_KEY", "GRAFANA_ADMIN_PASSWORD"} {
 		if !strings.Contains(missing[k], "make deploy-env") {
 			t.Errorf("without .env, %s is not required with a message naming `make deploy-env` (got %q)", k, missing[k])
 		}
@@ -328,6 +328,34 @@ func TestComposeSafeDefaults(t *testing.T) {
 		}
 	}
 	checkGateway(t, c, literal)
+
+	// Per-role S3 credentials: only s3 itself holds the root keys; every
+	// other service that reaches S3 (the workers, which parse untrusted
+	// inputs, the key step, the gateway) has the workers' account, which
+	// s3 is given to make.
+	for name, s := range literal.Services {
+		access := s.Environment["AWS_ACCESS_KEY_ID"]
+		switch {
+		case access == "":
+		case name == "s3":
+			if access != "${C2FLOW_S3_ACCESS_KEY:?run make deploy-env to write .env}" {
+				t.Errorf("s3: AWS_ACCESS_KEY_ID=%q, want the root key", access)
+			}
+			for _, k := range []string{"C2FLOW_S3_WORKER_ACCESS_KEY", "C2FLOW_S3_WORKER_SECRET_KEY"} {
+				if !strings.HasPrefix(s.Environment[k], "${"+k+":?") {
+					t.Errorf("s3 is not given %s: the workers' account is not made", k)
+				}
+			}
+		case !strings.HasPrefix(access, "${C2FLOW_S3_WORKER_ACCESS_KEY:?") || !strings.HasPrefix(s.Environment["AWS_SECRET_ACCESS_KEY"], "${C2FLOW_S3_WORKER_SECRET_KEY:?"):
+			t.Errorf("%s: S3 keys %q: want the workers' account, not the root keys", name, access)
+		}
+	}
+	for _, w := range []string{"orchestrator", "prover", "synth", "gpu", "keys", "gateway"} {
+		e := c.Services[w].Environment
+		if e["AWS_ACCESS_KEY_ID"] != env["C2FLOW_S3_WORKER_ACCESS_KEY"] || e["AWS_SECRET_ACCESS_KEY"] == env["C2FLOW_S3_SECRET_KEY"] {
+			t.Errorf("%s does not get the workers' S3 account", w)
+		}
+	}
 
 	// Real compose, where it is installed: the file validates with the
 	// generated env and is refused without it.
