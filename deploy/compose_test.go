@@ -193,6 +193,31 @@ func TestDeployEnvFile(t *testing.T) {
 	if !bytes.Equal(before, after) {
 		t.Error("a second deploy-env.sh replaced the existing env file")
 	}
+	// A file of an earlier version, without the workers' S3 account, gets
+	// it and keeps every value it had.
+	var old []string
+	for _, l := range strings.Split(string(before), "\n") {
+		if !strings.HasPrefix(l, "C2FLOW_S3_WORKER_") {
+			old = append(old, l)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(old, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("sh", "../scripts/deploy-env.sh", path).CombinedOutput(); err != nil {
+		t.Fatalf("deploy-env.sh on an older file: %v\n%s", err, out)
+	}
+	upgraded := readEnvFile(t, path)
+	for k, v := range env {
+		if strings.HasPrefix(k, "C2FLOW_S3_WORKER_") {
+			if len(upgraded[k]) < 16 || upgraded[k] == v {
+				t.Errorf("an older file: %s=%q after deploy-env.sh, want a new random value", k, upgraded[k])
+			}
+		} else if upgraded[k] != v {
+			t.Errorf("an older file: deploy-env.sh changed %s", k)
+		}
+	}
+
 	// Two setups make two different sets of credentials.
 	other := readEnvFile(t, generateEnv(t))
 	if other["POSTGRES_PASSWORD"] == env["POSTGRES_PASSWORD"] {

@@ -146,6 +146,9 @@ func bucketAccount(ctx context.Context, be *posix.Posix, root auth.Account, iamD
 			return nil, fmt.Errorf("s3server: create bucket %s: %w", bucket, err)
 		}
 	}
+	// At every start, so an account renamed in .env takes the bucket over.
+	// versitygw's owner change also removes a bucket policy: this bucket
+	// has none of c2flow's.
 	if err := be.ChangeBucketOwner(ctx, bucket, cfg.BucketAccess); err != nil {
 		return nil, fmt.Errorf("s3server: bucket %s owned by %s: %w", bucket, cfg.BucketAccess, err)
 	}
