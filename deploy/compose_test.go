@@ -22,11 +22,12 @@ const composeFile = "../docker-compose.yml"
 // The published ports a fleet may open (deploy/README.md): container
 // port -> the bind variable that opens it.
 var publishedPorts = map[string]string{
-	"7233": "C2FLOW_FLEET_BIND", // Temporal frontend: workers, clients
-	"7070": "C2FLOW_FLEET_BIND", // S3: workers, clients
-	"8080": "C2FLOW_ADMIN_BIND", // Temporal UI
-	"9090": "C2FLOW_ADMIN_BIND", // Prometheus
-	"3000": "C2FLOW_ADMIN_BIND", // Grafana
+	"7233": "C2FLOW_FLEET_BIND",   // Temporal frontend: workers, clients
+	"7070": "C2FLOW_FLEET_BIND",   // S3: workers, clients
+	"8080": "C2FLOW_ADMIN_BIND",   // Temporal UI
+	"9090": "C2FLOW_ADMIN_BIND",   // Prometheus
+	"3000": "C2FLOW_ADMIN_BIND",   // Grafana
+	"9820": "C2FLOW_GATEWAY_BIND", // cuzk gateway: Curio (TLS off the box)
 }
 
 // secretName matches environment variables that hold credentials.
@@ -178,7 +179,7 @@ func TestDeployEnvFile(t *testing.T) {
 		}
 		secrets[v] = true
 	}
-	for _, k := range []string{"C2FLOW_FLEET_BIND", "C2FLOW_ADMIN_BIND"} {
+	for _, k := range []string{"C2FLOW_FLEET_BIND", "C2FLOW_ADMIN_BIND", "C2FLOW_GATEWAY_BIND"} {
 		if env[k] != "127.0.0.1" {
 			t.Errorf("%s=%q, want 127.0.0.1 by default", k, env[k])
 		}
@@ -192,6 +193,31 @@ func TestDeployEnvFile(t *testing.T) {
 	if !bytes.Equal(before, after) {
 		t.Error("a second deploy-env.sh replaced the existing env file")
 	}
+	// A file of an earlier version, without the workers' S3 account, gets
+	// it and keeps every value it had.
+	var old []string
+	for _, l := range strings.Split(string(before), "\n") {
+		if !strings.HasPrefix(l, "C2FLOW_S3_WORKER_") {
+			old = append(old, l)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(old, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("sh", "../scripts/deploy-env.sh", path).CombinedOutput(); err != nil {
+		t.Fatalf("deploy-env.sh on an older file: %v\n%s", err, out)
+	}
+	upgraded := readEnvFile(t, path)
+	for k, v := range env {
+		if strings.HasPrefix(k, "C2FLOW_S3_WORKER_") {
+			if len(upgraded[k]) < 16 || upgraded[k] == v {
+				t.Errorf("an older file: %s=%q after deploy-env.sh, want a new random value", k, upgraded[k])
+			}
+		} else if upgraded[k] != v {
+			t.Errorf("an older file: deploy-env.sh changed %s", k)
+		}
+	}
+
 	// Two setups make two different sets of credentials.
 	other := readEnvFile(t, generateEnv(t))
 	if other["POSTGRES_PASSWORD"] == env["POSTGRES_PASSWORD"] {
@@ -209,7 +235,7 @@ func TestComposeSafeDefaults(t *testing.T) {
 
 	// Without the env file compose refuses to start, naming the setup step.
 	_, missing := loadCompose(t, map[string]string{})
-	for _, k := range []string{"POSTGRES_PASSWORD", "C2FLOW_S3_ACCESS_KEY", "C2FLOW_S3_SECRET_KEY", "GRAFANA_ADMIN_PASSWORD"} {
+	for _, k := range []string{"POSTGRES_PASSWORD", "C2FLOW_S3_ACCESS_KEY", "C2FLOW_S3_SECRET_KEY", "C2FLOW_S3_WORKER_ACCESS_KEY", "C2FLOW_S3_WORKER_SECRET_KEY", "GRAFANA_ADMIN_PASSWORD"} {
 		if !strings.Contains(missing[k], "make deploy-env") {
 			t.Errorf("without .env, %s is not required with a message naming `make deploy-env` (got %q)", k, missing[k])
 		}
@@ -321,9 +347,38 @@ func TestComposeSafeDefaults(t *testing.T) {
 			t.Errorf("worker %s serves no metrics", w)
 		}
 	}
-	for _, n := range []string{"postgresql", "temporal", "s3", "prometheus", "grafana"} {
+	for _, n := range []string{"postgresql", "temporal", "s3", "prometheus", "grafana", "gateway"} {
 		if c.Services[n].Healthcheck == nil {
 			t.Errorf("%s has no healthcheck", n)
+		}
+	}
+	checkGateway(t, c, literal)
+
+	// Per-role S3 credentials: only s3 itself holds the root keys; every
+	// other service that reaches S3 (the workers, which parse untrusted
+	// inputs, the key step, the gateway) has the workers' account, which
+	// s3 is given to make.
+	for name, s := range literal.Services {
+		access := s.Environment["AWS_ACCESS_KEY_ID"]
+		switch {
+		case access == "":
+		case name == "s3":
+			if access != "${C2FLOW_S3_ACCESS_KEY:?run make deploy-env to write .env}" {
+				t.Errorf("s3: AWS_ACCESS_KEY_ID=%q, want the root key", access)
+			}
+			for _, k := range []string{"C2FLOW_S3_WORKER_ACCESS_KEY", "C2FLOW_S3_WORKER_SECRET_KEY"} {
+				if !strings.HasPrefix(s.Environment[k], "${"+k+":?") {
+					t.Errorf("s3 is not given %s: the workers' account is not made", k)
+				}
+			}
+		case !strings.HasPrefix(access, "${C2FLOW_S3_WORKER_ACCESS_KEY:?") || !strings.HasPrefix(s.Environment["AWS_SECRET_ACCESS_KEY"], "${C2FLOW_S3_WORKER_SECRET_KEY:?"):
+			t.Errorf("%s: S3 keys %q: want the workers' account, not the root keys", name, access)
+		}
+	}
+	for _, w := range []string{"orchestrator", "prover", "synth", "gpu", "keys", "gateway"} {
+		e := c.Services[w].Environment
+		if e["AWS_ACCESS_KEY_ID"] != env["C2FLOW_S3_WORKER_ACCESS_KEY"] || e["AWS_SECRET_ACCESS_KEY"] == env["C2FLOW_S3_SECRET_KEY"] {
+			t.Errorf("%s does not get the workers' S3 account", w)
 		}
 	}
 
@@ -348,6 +403,66 @@ func TestComposeSafeDefaults(t *testing.T) {
 		}
 		t.Logf("validated with %s", strings.Join(argv, " "))
 		break
+	}
+}
+
+// checkGateway: the compose stack serves the cuzk gateway Curio calls,
+// after the workers' dependencies; the loopback rule follows the address
+// its port is published on (the same ${C2FLOW_GATEWAY_BIND} as the
+// port's), so published off the box it needs TLS; no service ever passes
+// --insecure-listen; the TLS files' variables reach it, empty by default.
+func checkGateway(t *testing.T, c, literal compose) {
+	t.Helper()
+	g, ok := c.Services["gateway"]
+	if !ok {
+		t.Fatal("no gateway service: a provider on compose would run Curio's gateway by hand")
+	}
+	if len(g.Entrypoint) == 0 || g.Entrypoint[0] != "/usr/local/bin/c2flow" || len(g.Command) == 0 || g.Command[0] != "gateway" {
+		t.Errorf("gateway runs %v %v, want c2flow gateway", g.Entrypoint, g.Command)
+	}
+	if g.Restart != "unless-stopped" {
+		t.Errorf("gateway: restart %q, want unless-stopped", g.Restart)
+	}
+	for _, dep := range []string{"temporal", "keys", "s3"} {
+		if _, ok := g.DependsOn[dep]; !ok {
+			t.Errorf("gateway does not wait for %s", dep)
+		}
+	}
+	flag := func(cmd []string, name string) string {
+		if i := slices.Index(cmd, name); i >= 0 && i+1 < len(cmd) {
+			return cmd[i+1]
+		}
+		return ""
+	}
+	if got := flag(g.Command, "--listen"); got != "0.0.0.0:9820" {
+		t.Errorf("gateway --listen %q, want 0.0.0.0:9820 (the container's network; docker publishes that)", got)
+	}
+	lit := literal.Services["gateway"]
+	if got := flag(lit.Command, "--published-on"); got != "${C2FLOW_GATEWAY_BIND:-127.0.0.1}" {
+		t.Errorf("gateway --published-on %q, want ${C2FLOW_GATEWAY_BIND:-127.0.0.1}: the loopback rule must follow the port's bind", got)
+	}
+	if !slices.Contains(lit.Ports, "${C2FLOW_GATEWAY_BIND:-127.0.0.1}:${C2FLOW_GATEWAY_PORT:-9820}:9820") {
+		t.Errorf("gateway ports %v: want ${C2FLOW_GATEWAY_BIND:-127.0.0.1}:${C2FLOW_GATEWAY_PORT:-9820}:9820", lit.Ports)
+	}
+	if got := flag(g.Command, "--published-on"); got != "127.0.0.1" {
+		t.Errorf("gateway --published-on %q with the generated env, want 127.0.0.1", got)
+	}
+	for _, k := range []string{"C2FLOW_GATEWAY_TLS_CERT", "C2FLOW_GATEWAY_TLS_KEY", "C2FLOW_GATEWAY_CLIENT_CA"} {
+		if v, ok := lit.Environment[k]; !ok || v != "${"+k+":-}" {
+			t.Errorf("gateway: %s=%q, want ${%s:-} (the TLS files, none by default)", k, v, k)
+		}
+		if g.Environment[k] != "" {
+			t.Errorf("gateway: %s=%q by default, want empty", k, g.Environment[k])
+		}
+	}
+	for name, s := range c.Services {
+		for _, a := range append(slices.Clone(s.Entrypoint), s.Command...) {
+			for _, f := range strings.Fields(a) {
+				if f == "--insecure-listen" || strings.HasPrefix(f, "--insecure-listen=") {
+					t.Errorf("%s passes %s: a plaintext gateway off loopback", name, f)
+				}
+			}
+		}
 	}
 }
 

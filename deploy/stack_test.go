@@ -29,6 +29,7 @@ type stack struct {
 	vars         map[string]string
 	work         string // C1s, proofs and the host's key cache
 	temporal, s3 string
+	gateway      string // the cuzk gateway's published HOST:PORT (Curio's [Cuzk] Address)
 	report       []string
 	// seen is each prover container's last counted events: a container
 	// removed (a rolling upgrade) keeps its counts.
@@ -80,7 +81,7 @@ func startStack(t *testing.T) *stack {
 		t.Fatalf("deploy-env.sh: %v\n%s", err, out)
 	}
 	ports := map[string]string{}
-	for _, k := range []string{"C2FLOW_TEMPORAL_PORT", "C2FLOW_S3_PORT", "C2FLOW_UI_PORT", "C2FLOW_PROMETHEUS_PORT"} {
+	for _, k := range []string{"C2FLOW_TEMPORAL_PORT", "C2FLOW_S3_PORT", "C2FLOW_UI_PORT", "C2FLOW_PROMETHEUS_PORT", "C2FLOW_GATEWAY_PORT"} {
 		p, release, err := portlock.Reserve("127.0.0.1")
 		if err != nil {
 			t.Fatal(err)
@@ -101,6 +102,7 @@ func startStack(t *testing.T) *stack {
 	s.vars = readEnvFile(t, s.env)
 	s.temporal = "127.0.0.1:" + ports["C2FLOW_TEMPORAL_PORT"]
 	s.s3 = "http://127.0.0.1:" + ports["C2FLOW_S3_PORT"]
+	s.gateway = "127.0.0.1:" + ports["C2FLOW_GATEWAY_PORT"]
 
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -401,7 +403,8 @@ func (s *stack) prove(b *batch, fault func(ctx context.Context) string) (took ti
 }
 
 // TestComposeStack builds the images from this repo (no registry), starts
-// docker-compose.yml, proves and verifies batches from the host, scales the
+// docker-compose.yml, proves and verifies batches from the host and one
+// PoRep sent to its gateway as Curio sends it, scales the
 // provers to 3, then proves a batch under each fault across containers:
 // a prover killed mid device phase, one paused for 60 s, one cut off the
 // network and reconnected, an orchestrator and PostgreSQL restarted, S3
@@ -415,6 +418,11 @@ func TestComposeStack(t *testing.T) {
 	if _, again := s.prove(s.seal("batch1", 1, 2, 2), nil); again != 0 {
 		t.Errorf("batch1: %d syntheses again without a fault", again)
 	}
+	// Curio's call, through the compose gateway (published on 127.0.0.1,
+	// plaintext): after batch1, whose submit --dev-setup published the
+	// Filecoin 2KiB parameters the gateway verifies with.
+	took := s.curioPoRep(1000, 1)
+	s.note("gateway: one 2KiB PoRep C2 sent as Curio sends it, COMPLETED in %.1f s; c2flow verify accepts the proof and refuses it with a bit flipped", took.Seconds())
 
 	s.compose("up", "-d", "--no-recreate", "--scale", "prover=3")
 	s.wait()

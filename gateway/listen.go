@@ -34,7 +34,25 @@ type ListenOptions struct {
 	// Insecure allows a plaintext listener on an address other than
 	// loopback: anyone who reaches it can submit and cancel proofs.
 	Insecure bool
-	Log      *slog.Logger
+	// Published is, for a gateway in a container, the host address docker
+	// publishes its port on (compose's ports:): the container's own
+	// 0.0.0.0 is not where clients reach it, so the loopback rule applies
+	// to this address instead. Honoured only inside a container (a
+	// listener on the host's own 0.0.0.0 is reachable there whatever this
+	// says).
+	Published string
+	Log       *slog.Logger
+}
+
+// inContainer says whether this process runs in a Docker or Podman
+// container (the files their runtimes create in every container).
+var inContainer = func() bool {
+	for _, f := range []string{"/.dockerenv", "/run/.containerenv"} {
+		if _, err := os.Stat(f); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Listen opens the gateway's listener: "unix:///path" or "unix:path" (a
@@ -52,10 +70,16 @@ func Listen(addr string, o ListenOptions) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway listen %q: want HOST:PORT or unix:///PATH: %w", addr, err)
 	}
+	if o.Published != "" {
+		if !inContainer() {
+			return nil, fmt.Errorf("gateway listen %s published on %s: not in a container (no /.dockerenv or /run/.containerenv), so the listen address is where clients reach it: drop --published-on", addr, o.Published)
+		}
+		host = o.Published
+	}
 	switch {
 	case loopback(host):
 	case o.TLS == nil && !o.Insecure:
-		return nil, fmt.Errorf("gateway listen %s: not a loopback address, and the gateway serves plaintext without authentication (Curio's client speaks nothing else): give --grpc-tls-cert/--grpc-tls-key (and --grpc-client-ca), or --insecure-listen to expose it anyway", addr)
+		return nil, fmt.Errorf("gateway listen %s: %s is not a loopback address, and the gateway serves plaintext without authentication (Curio's client speaks nothing else): give --grpc-tls-cert/--grpc-tls-key (and --grpc-client-ca), or --insecure-listen to expose it anyway", addr, host)
 	case o.TLS == nil && o.Log != nil:
 		o.Log.Warn("gateway listens in plaintext beyond loopback (--insecure-listen): whoever reaches it can submit and cancel proofs", "listen", addr)
 	case o.TLS != nil && o.TLS.ClientAuth != tls.RequireAndVerifyClientCert && o.Log != nil:

@@ -87,3 +87,39 @@ func TestListenTLSWithoutClientCAWarns(t *testing.T) {
 		}
 	}
 }
+
+// In a container the loopback rule follows the address the port is
+// published on (compose's ${C2FLOW_GATEWAY_BIND}), not the container's own
+// 0.0.0.0: published on loopback it serves plaintext, published off the
+// box it needs TLS. Outside a container Published is refused: there the
+// listen address is where clients reach it.
+func TestListenPublished(t *testing.T) {
+	defer func(f func() bool) { inContainer = f }(inContainer)
+	inContainer = func() bool { return true }
+	l, err := Listen("0.0.0.0:0", ListenOptions{Published: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("in a container, 0.0.0.0 published on 127.0.0.1: %v", err)
+	}
+	l.Close()
+	for _, pub := range []string{"10.0.0.5", "0.0.0.0", "::"} {
+		if l, err := Listen("0.0.0.0:0", ListenOptions{Published: pub}); err == nil || !strings.Contains(err.Error(), "--grpc-tls-cert") || !strings.Contains(err.Error(), pub) {
+			if l != nil {
+				l.Close()
+			}
+			t.Errorf("in a container, plaintext published on %s: %v; want a refusal naming it and TLS", pub, err)
+		}
+	}
+	l, err = Listen("0.0.0.0:0", ListenOptions{Published: "10.0.0.5", TLS: &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert}})
+	if err != nil {
+		t.Fatalf("in a container, TLS published on 10.0.0.5: %v", err)
+	}
+	l.Close()
+
+	inContainer = func() bool { return false }
+	if l, err := Listen("0.0.0.0:0", ListenOptions{Published: "127.0.0.1"}); err == nil || !strings.Contains(err.Error(), "not in a container") {
+		if l != nil {
+			l.Close()
+		}
+		t.Errorf("outside a container, 0.0.0.0 said to be published on 127.0.0.1: %v; want a refusal", err)
+	}
+}

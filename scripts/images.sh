@@ -56,5 +56,7 @@ fi
 # compose refuses to read the file without .env's variables; a build needs none.
 env_file=.env
 [ -e "$env_file" ] || env_file=deploy/build/build.env
-[ -e "$env_file" ] || scripts/deploy-env.sh "$env_file" >/dev/null
+# The build's own file is written, or brought up to date (deploy-env.sh
+# keeps its values and adds variables a newer compose file needs).
+[ "$env_file" = .env ] || scripts/deploy-env.sh "$env_file" >/dev/null 2>&1
 "${compose[@]}" --env-file "$env_file" --profile split build

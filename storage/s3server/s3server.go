@@ -10,6 +10,7 @@ package s3server
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +18,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/versity/versitygw/auth"
 	"github.com/versity/versitygw/backend/meta"
 	"github.com/versity/versitygw/backend/posix"
@@ -35,6 +38,12 @@ type Config struct {
 	// CertFile and KeyFile (PEM), both or neither, make the server speak
 	// HTTPS.
 	CertFile, KeyFile string
+	// BucketAccess and BucketSecret, both or neither, add a second account
+	// (versitygw's role "user") that owns Bucket, created if missing: its
+	// key reaches that bucket alone, never another bucket, a new bucket or
+	// the account API, which stay the root key's. The accounts are kept in
+	// Dir+".iam" (mode 700); a changed secret replaces the stored one.
+	BucketAccess, BucketSecret, Bucket string
 }
 
 // Run serves S3 on cfg.Addr until ctx ends.
@@ -83,11 +92,67 @@ func Run(ctx context.Context, cfg Config) error {
 	// versitygw's own choice prints "No IAM service configured, enabling
 	// single account mode" on stdout.
 	gw.IAMService = auth.NewIAMServiceSingle(gw.IamOpts().RootAccount)
+	if cfg.BucketAccess != "" || cfg.BucketSecret != "" {
+		iam, err := bucketAccount(ctx, be, gw.IamOpts().RootAccount, dir+".iam", cfg)
+		if err != nil {
+			return err
+		}
+		gw.IAMService = iam
+	}
 	err = embedgw.RunVersityGW(ctx, be, gw)
 	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		return fmt.Errorf("s3server: %w", err)
 	}
 	return nil
+}
+
+// bucketAccount opens the file-based IAM with the bucket's account in it
+// (role user: it may not create buckets) and makes that account the
+// bucket's owner, creating the bucket if missing.
+func bucketAccount(ctx context.Context, be *posix.Posix, root auth.Account, iamDir string, cfg Config) (auth.IAMService, error) {
+	switch {
+	case cfg.BucketAccess == "" || cfg.BucketSecret == "" || cfg.Bucket == "":
+		return nil, errors.New("s3server: a bucket account needs its access key, secret key and bucket")
+	case cfg.BucketAccess == cfg.AccessKey:
+		return nil, errors.New("s3server: the bucket account's access key is the root's")
+	}
+	if err := os.MkdirAll(iamDir, 0o700); err != nil {
+		return nil, fmt.Errorf("s3server: accounts dir: %w", err)
+	}
+	iam, err := auth.NewInternal(root, iamDir)
+	if err != nil {
+		return nil, fmt.Errorf("s3server: accounts: %w", err)
+	}
+	acct, err := iam.GetUserAccount(cfg.BucketAccess)
+	switch {
+	case errors.Is(err, auth.ErrNoSuchUser):
+		err = iam.CreateAccount(auth.Account{Access: cfg.BucketAccess, Secret: cfg.BucketSecret, Role: auth.RoleUser})
+	case err == nil && (acct.Secret != cfg.BucketSecret || acct.Role != auth.RoleUser):
+		secret := cfg.BucketSecret
+		err = iam.UpdateUserAccount(cfg.BucketAccess, auth.MutableProps{Secret: &secret, Role: auth.RoleUser})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("s3server: account %s: %w", cfg.BucketAccess, err)
+	}
+	bucket := cfg.Bucket
+	if _, err := be.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket}); err != nil {
+		acl, err := json.Marshal(auth.ACL{Owner: cfg.BucketAccess})
+		if err != nil {
+			return nil, err
+		}
+		noLock := false
+		in := &s3.CreateBucketInput{Bucket: &bucket, ObjectLockEnabledForBucket: &noLock, CreateBucketConfiguration: &s3types.CreateBucketConfiguration{}}
+		if err := be.CreateBucket(ctx, in, acl); err != nil {
+			return nil, fmt.Errorf("s3server: create bucket %s: %w", bucket, err)
+		}
+	}
+	// At every start, so an account renamed in .env takes the bucket over.
+	// versitygw's owner change also removes a bucket policy: this bucket
+	// has none of c2flow's.
+	if err := be.ChangeBucketOwner(ctx, bucket, cfg.BucketAccess); err != nil {
+		return nil, fmt.Errorf("s3server: bucket %s owned by %s: %w", bucket, cfg.BucketAccess, err)
+	}
+	return iam, nil
 }
 
 // WaitReady polls addr until it accepts TCP connections.

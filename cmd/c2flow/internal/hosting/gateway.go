@@ -28,6 +28,7 @@ type gatewayFlags struct {
 	listen         string
 	forward        string
 	insecure       bool
+	published      string // gateway --published-on: the host address docker publishes the port on
 	cert, key, ca  string
 	filecoinParams string
 	memoryMiB      int64
@@ -107,7 +108,7 @@ func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace str
 		context.AfterFunc(ctx, func() { conn.Close() })
 		cfg.Forward, cfg.ForwardAddr = fw, g.forward
 	}
-	l, err := gateway.Listen(g.listen, gateway.ListenOptions{TLS: tc, Insecure: g.insecure, Log: log})
+	l, err := gateway.Listen(g.listen, gateway.ListenOptions{TLS: tc, Insecure: g.insecure, Published: g.published, Log: log})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,6 +131,10 @@ func (g *gatewayFlags) describe(l net.Listener) string {
 		post = "WindowPoSt/WinningPoSt forwarded to " + g.forward
 	}
 	curio := fmt.Sprintf("Curio: [Cuzk] Address = %q", curioAddress(l))
+	if g.published != "" {
+		// In a container: Curio dials the published port, not this one.
+		curio = fmt.Sprintf("Curio: [Cuzk] Address = %q and the port docker publishes", g.published)
+	}
 	if g.cert != "" {
 		// Curio's cuzk client dials plaintext: an address it would dial
 		// here fails its handshake.
@@ -156,6 +161,7 @@ func RunGateway(ctx context.Context, args []string) error {
 	sf.Add(fs)
 	lf.Add(fs, "info")
 	g.add(fs, "listen", gateway.DefaultListen, "HOST:PORT or unix:///PATH to serve cuzk's gRPC protocol on (loopback unless --grpc-tls-* or --insecure-listen)")
+	fs.StringVar(&g.published, "published-on", "", "in a container listening on its own 0.0.0.0: the host address its port is published on (docker-compose.yml passes $C2FLOW_GATEWAY_BIND); the loopback rule applies to it, so a port published off the box needs --grpc-tls-*. Refused outside a container")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
