@@ -148,7 +148,6 @@ func TestPostVanillaRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--post-proof", "StackedDrgWindow32GiBV1_2"}, "too large for the test generator"},
 		{[]string{"--post-proof", "StackedDrgWindow2KiBV9"}, `registered PoSt proof "StackedDrgWindow2KiBV9"`},
 		{[]string{"--post-proof", "StackedDrgWindow2KiBV1_2", "--prover-id", strings.Repeat("ff", 32)}, "--prover-id"},
 		{[]string{"--post-proof", "StackedDrgWindow2KiBV1_2", "--sectors", "0"}, "--sectors 0"},
@@ -173,6 +172,48 @@ func TestPostVanillaRefuses(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 { // one .vproof and post.json
 		t.Errorf("winning of 100M sectors wrote %d files, want 2", len(ents))
+	}
+}
+
+// Sectors over 8MiB are sparse replicas, not sealed: a 32GiB window
+// proof's vanilla proofs (10 openings of a 2^30-leaf tree R each) and a
+// 64GiB winning proof's are made at once, and each verifies as it is
+// read back (issue 56: post-vanilla refused anything over 8MiB).
+func TestPostVanillaProductionSizes(t *testing.T) {
+	for _, proof := range []string{"StackedDrgWindow32GiBV1_2", "StackedDrgWinning64GiBV1"} {
+		dir := t.TempDir()
+		var log bytes.Buffer
+		if err := postVanilla(context.Background(), []string{"--post-proof", proof, "--sectors", "3", "--randomness", testRandomness, "--out", dir}, &log); err != nil {
+			t.Fatalf("%s: %v", proof, err)
+		}
+		line, err := os.ReadFile(filepath.Join(dir, "post.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec post.Record // without its proof: ParseRecord wants one
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatal(err)
+		}
+		info, err := proofs.PoStByName(proof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rec.Replicas {
+			b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.vproof", r.SectorID)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := post.DecodeVanilla(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := post.VerifySector(info, rec.Randomness, i, v); err != nil || v.CommR != r.CommR {
+				t.Errorf("%s: sector %d: %v (comm_r %x, recorded %x)", proof, r.SectorID, err, v.CommR, r.CommR)
+			}
+		}
+		if !strings.Contains(log.String(), "sparse replicas") {
+			t.Errorf("%s: the log does not say the replicas are sparse:\n%s", proof, log.String())
+		}
 	}
 }
 
