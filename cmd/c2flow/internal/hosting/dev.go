@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -222,8 +223,12 @@ func RunDev(ctx context.Context, args []string) error {
 	var g gatewayFlags
 	g.add(fs, "cuzk", "", "serve cuzk's gRPC protocol (Curio's [Cuzk] Address) on HOST:PORT or unix:///PATH from this stack (cuzk's default: "+gateway.DefaultListen+"); empty: no gateway")
 	devSetup := fs.Bool("dev-setup", false, "publish Filecoin 2KiB DEVELOPMENT parameters (a single-party setup: never for real sectors) so the stack proves StackedDrg2KiBV1_1 sectors, StackedDrg2KiBV1 SnapDeals updates and 2KiB WindowPoSt and WinningPoSt, e.g. from Curio through --cuzk")
+	moreSetups := fs.String("dev-setup-proofs", "", "with --dev-setup: more comma-separated proofs to make DEVELOPMENT parameters for, e.g. StackedDrgWinning32GiBV1 (a production circuit: 370,723 constraints, its setup about 40 s on 2 cores, cached by circuit digest); one whose setup would not fit this machine's memory is refused, naming its estimate")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *moreSetups != "" && !*devSetup {
+		return fmt.Errorf("--dev-setup-proofs %s: needs --dev-setup", *moreSetups)
 	}
 	if err := g.absPaths(); err != nil { // before the embedded S3 server changes the working directory
 		return err
@@ -245,7 +250,13 @@ func RunDev(ctx context.Context, args []string) error {
 	}
 	defer s.Stop()
 	if *devSetup {
-		if err := pipeline.KeySchemes(paramsDir, s.Store, logs.Log).EnsureKeys(ctx, registry.DevSetupProofs(), true, logs.Steps); err != nil {
+		proofs := registry.DevSetupProofs()
+		for _, p := range strings.Split(*moreSetups, ",") {
+			if p = strings.TrimSpace(p); p != "" && !slices.Contains(proofs, p) {
+				proofs = append(proofs, p)
+			}
+		}
+		if err := pipeline.KeySchemes(paramsDir, s.Store, logs.Log).EnsureKeys(ctx, proofs, true, logs.Steps); err != nil {
 			return err
 		}
 	}
