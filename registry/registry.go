@@ -121,3 +121,9 @@ func remote(r Remote) snark.Remote {
 	}
 	return r
 }
+
+// Plan is what a host needs for one Filecoin proof (snark.Plan).
+type Plan = snark.Plan
+
+// PlanOf plans a Filecoin proof from its counted circuit (c2flow plan).
+func PlanOf(proof string) (Plan, error) { return snark.PlanOf(proof) }

@@ -29,7 +29,7 @@ func (*Scheme) WriteInfo(w io.Writer, proof string) error {
 		return fmt.Errorf("circuit info: %w", err)
 	}
 	s := circuit.ShapeOf(info)
-	st, took, err := count(info.Name, func(cnt *r1cs.Counter) error { return circuit.Synthesize(cnt, s, nil) })
+	st, took, err := sealStats(info)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func WriteUpdateInfo(w io.Writer, proof string) error {
 	if err != nil {
 		return fmt.Errorf("circuit info %s: %w", info.Name, err)
 	}
-	st, took, err := count(info.Name, func(cnt *r1cs.Counter) error { return circuit.SynthesizeUpdate(cnt, s, nil) })
+	st, took, err := updateStats(info.Name, s)
 	if err != nil {
 		return err
 	}
@@ -80,11 +80,38 @@ func WritePoStInfo(w io.Writer, proof string) error {
 		return fmt.Errorf("circuit info: %w", err)
 	}
 	s := circuit.PoStShapeOf(info)
+	all, sys, took, err := postStats(info)
+	if err != nil {
+		return err
+	}
+	return writeCounts(w, all, sys, took, func(tw io.Writer) {
+		fmt.Fprintf(tw, "PoSt proof\t%s (%v, id %d)\n", info.Name, info.Type, int64(info.Proof))
+		fmt.Fprintf(tw, "sector\t%s, %d nodes, tree R %s\n", units.Bytes(info.SectorSize), info.Nodes, s.Tree)
+		fmt.Fprintf(tw, "partition\t%d sectors x %d challenges (one sector counted, times %d)\n", s.Sectors, s.Challenges, s.Sectors)
+	})
+}
+
+// sealStats counts one partition of a seal proof's StackedCircuit.
+func sealStats(info proofs.SealProofInfo) (r1cs.Stats, time.Duration, error) {
+	s := circuit.ShapeOf(info)
+	return count(info.Name, func(cnt *r1cs.Counter) error { return circuit.Synthesize(cnt, s, nil) })
+}
+
+// updateStats counts one partition of an update proof's circuit.
+func updateStats(name string, s circuit.UpdateShape) (r1cs.Stats, time.Duration, error) {
+	return count(name, func(cnt *r1cs.Counter) error { return circuit.SynthesizeUpdate(cnt, s, nil) })
+}
+
+// postStats counts one sector's FallbackPoSt circuit and multiplies it by
+// the partition's sector count (circuit.CountPoSt); sys is the recorded
+// system a device host keeps: one sector's, repeated.
+func postStats(info proofs.PoStProofInfo) (r1cs.Stats, int64, time.Duration, error) {
+	s := circuit.PoStShapeOf(info)
 	one := s
 	one.Sectors = 1
 	st, took, err := count(info.Name, func(cnt *r1cs.Counter) error { return circuit.SynthesizePoSt(cnt, one, nil) })
 	if err != nil {
-		return err
+		return r1cs.Stats{}, 0, 0, err
 	}
 	k := s.Sectors
 	all := r1cs.Stats{Constraints: k * st.Constraints, Inputs: 1 + k*(st.Inputs-1), Aux: k * st.Aux,
@@ -93,11 +120,7 @@ func WritePoStInfo(w io.Writer, proof string) error {
 	if st.BInputDensity == 0 {
 		all.BInputDensity = 0
 	}
-	return writeCounts(w, all, packed.SystemBytes(st.Constraints, st.ANNZ+st.BNNZ+st.CNNZ), took, func(tw io.Writer) {
-		fmt.Fprintf(tw, "PoSt proof\t%s (%v, id %d)\n", info.Name, info.Type, int64(info.Proof))
-		fmt.Fprintf(tw, "sector\t%s, %d nodes, tree R %s\n", units.Bytes(info.SectorSize), info.Nodes, s.Tree)
-		fmt.Fprintf(tw, "partition\t%d sectors x %d challenges (one sector counted, times %d)\n", s.Sectors, s.Challenges, s.Sectors)
-	})
+	return all, packed.SystemBytes(st.Constraints, st.ANNZ+st.BNNZ+st.CNNZ), took, nil
 }
 
 // count counts a circuit's constraints and variables by synthesizing it
@@ -146,7 +169,7 @@ func writeCounts(w io.Writer, st r1cs.Stats, sys int64, took time.Duration, head
 		packedMax, units.Bytes(uint64(packedMax)), abc+assignment, units.Bytes(abc+assignment))
 	how := "4 B a row and matrix, 6 B a nonzero"
 	if sys == 0 {
-		sys = packed.SystemBytes(int(rows), st.ANNZ+st.BNNZ+st.CNNZ+st.Inputs)
+		sys = wholeSystemBytes(st)
 	} else {
 		how = "one sector's, repeated"
 	}
@@ -154,4 +177,10 @@ func writeCounts(w io.Writer, st r1cs.Stats, sys int64, took time.Duration, head
 	lane := gpu.HostQuotientBytes(1 << domain)
 	_, err := fmt.Fprintf(w, "device phase (one lane, NTTs on the host): %d B (%s: two vectors of 2^%d)\n", lane, units.Bytes(uint64(lane)), domain)
 	return err
+}
+
+// wholeSystemBytes is the recorded system of a whole circuit of st's
+// counts (per-input constraints added: one nonzero each, in A).
+func wholeSystemBytes(st r1cs.Stats) int64 {
+	return packed.SystemBytes(st.Constraints+st.Inputs, st.ANNZ+st.BNNZ+st.CNNZ+st.Inputs)
 }
