@@ -64,26 +64,16 @@ func NewSparse(h Hasher, shape Shape, leaves uint64, set map[uint64]Node) (*Spar
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case shape.Sub == 0:
-		t.root = baseRoots[0]
-	case shape.Top == 0:
-		t.root, err = h.Node(baseRoots)
-	default:
-		if t.subRoots, err = hashRow(h, shape.Sub, baseRoots); err == nil {
-			t.root, err = h.Node(t.subRoots)
-		}
-	}
-	if err != nil {
+	if t.subRoots, t.root, err = compose(h, shape, baseRoots); err != nil {
 		return nil, fmt.Errorf("sparse %s tree of shape %s: root: %w", h.Name(), shape, err)
 	}
 	return t, nil
 }
 
-// baseRoots are the roots of base trees [from, to).
-func (t *Sparse) baseRoots(from, to uint64) ([]Node, error) {
-	out := make([]Node, 0, to-from)
-	for b := from; b < to; b++ {
+// baseRoots are the roots of n base trees from the first.
+func (t *Sparse) baseRoots(first, n uint64) ([]Node, error) {
+	out := make([]Node, 0, n)
+	for b := first; b < first+n; b++ {
 		n, err := t.node(t.height, b)
 		if err != nil {
 			return nil, err
@@ -156,23 +146,5 @@ func (t *Sparse) Prove(i uint64) (*Proof, error) {
 		p.Base = append(p.Base, siblings(group, g%arity))
 		g /= arity
 	}
-	if t.shape.Sub == 0 {
-		p.Kind = KindSingle
-		return p, nil
-	}
-	b := i / t.baseLeaves
-	sub := uint64(t.shape.Sub)
-	group := b / sub
-	roots, err := t.baseRoots(group*sub, (group+1)*sub)
-	if err != nil {
-		return nil, err
-	}
-	p.Sub = []PathElement{siblings(roots, b%sub)}
-	if t.shape.Top == 0 {
-		p.Kind = KindSub
-		return p, nil
-	}
-	p.Kind = KindTop
-	p.Top = []PathElement{siblings(t.subRoots, group)}
-	return p, nil
+	return upper(p, t.shape, i/t.baseLeaves, t.baseRoots, t.subRoots)
 }

@@ -75,20 +75,52 @@ func Build(h Hasher, shape Shape, leaves []Node) (*Tree, error) {
 		baseRoots[b] = t.bases[b][len(t.bases[b])-1][0]
 	}
 	var err error
-	switch {
-	case shape.Sub == 0:
-		t.root = baseRoots[0]
-	case shape.Top == 0:
-		t.root, err = h.Node(baseRoots)
-	default:
-		if t.subRoots, err = hashRow(h, shape.Sub, baseRoots); err == nil {
-			t.root, err = h.Node(t.subRoots)
-		}
-	}
-	if err != nil {
+	if t.subRoots, t.root, err = compose(h, shape, baseRoots); err != nil {
 		return nil, fmt.Errorf("build %s tree of shape %s: root: %w", h.Name(), shape, err)
 	}
 	return t, nil
+}
+
+// compose hashes a tree's base-tree roots into its root, as merkletree
+// builds compound trees: Sub base roots into a sub-tree root, Top of those
+// (subRoots, Top > 0 only) into the root.
+func compose(h Hasher, shape Shape, baseRoots []Node) (subRoots []Node, root Node, err error) {
+	switch {
+	case shape.Sub == 0:
+		return nil, baseRoots[0], nil
+	case shape.Top == 0:
+		root, err = h.Node(baseRoots)
+		return nil, root, err
+	}
+	if subRoots, err = hashRow(h, shape.Sub, baseRoots); err != nil {
+		return nil, Node{}, err
+	}
+	root, err = h.Node(subRoots)
+	return subRoots, root, err
+}
+
+// upper completes p, whose base path ends at the root of base tree b,
+// above it: its Kind, and the Sub and Top elements from the roots of b's
+// group of Sub base trees (groupRoots, from its first) and subRoots.
+func upper(p *Proof, shape Shape, b uint64, groupRoots func(first, n uint64) ([]Node, error), subRoots []Node) (*Proof, error) {
+	if shape.Sub == 0 {
+		p.Kind = KindSingle
+		return p, nil
+	}
+	sub := uint64(shape.Sub)
+	group := b / sub
+	roots, err := groupRoots(group*sub, sub)
+	if err != nil {
+		return nil, err
+	}
+	p.Sub = []PathElement{siblings(roots, b%sub)}
+	if shape.Top == 0 {
+		p.Kind = KindSub
+		return p, nil
+	}
+	p.Kind = KindTop
+	p.Top = []PathElement{siblings(subRoots, group)}
+	return p, nil
 }
 
 // hashRow hashes each group of arity consecutive nodes of row into one
@@ -160,25 +192,14 @@ func (t *Tree) Prove(i uint64) (*Proof, error) {
 		p.Base = append(p.Base, siblings(row[j-idx:j-idx+arity], idx))
 		j /= arity
 	}
-	if t.shape.Sub == 0 {
-		p.Kind = KindSingle
-		return p, nil
-	}
-	sub := uint64(t.shape.Sub)
-	group := b / sub
-	roots := make([]Node, sub)
-	for k := range roots {
-		r := t.bases[group*sub+uint64(k)]
-		roots[k] = r[len(r)-1][0]
-	}
-	p.Sub = []PathElement{siblings(roots, b%sub)}
-	if t.shape.Top == 0 {
-		p.Kind = KindSub
-		return p, nil
-	}
-	p.Kind = KindTop
-	p.Top = []PathElement{siblings(t.subRoots, group)}
-	return p, nil
+	return upper(p, t.shape, b, func(first, n uint64) ([]Node, error) {
+		roots := make([]Node, n)
+		for k := range roots {
+			r := t.bases[first+uint64(k)]
+			roots[k] = r[len(r)-1][0]
+		}
+		return roots, nil
+	}, t.subRoots)
 }
 
 // siblings returns the path element for position idx among group.
