@@ -71,11 +71,21 @@ func (ws *witnesses) put(w *witness) string {
 	w.created = time.Now()
 	ws.mu.Lock()
 	ws.m[h] = w
+	ws.arm(h, w)
+	ws.mu.Unlock()
+	return h
+}
+
+// arm sets the lapse of witness w (handle h) at its deadline, if it has
+// one, in place of any set before. ws.mu is held.
+func (ws *witnesses) arm(h string, w *witness) {
+	if w.timer != nil {
+		w.timer.Stop()
+		w.timer = nil
+	}
 	if !w.deadline.IsZero() {
 		w.timer = time.AfterFunc(time.Until(w.deadline), func() { ws.lapse(h) })
 	}
-	ws.mu.Unlock()
-	return h
 }
 
 // heldFrom says whether a witness made by the synthesis activity made
@@ -130,14 +140,8 @@ func (ws *witnesses) take(h string, deadline time.Time) *witness {
 		return nil
 	}
 	if d := job.LaterDeadline(w.deadline, deadline); !d.Equal(w.deadline) {
-		if w.timer != nil {
-			w.timer.Stop()
-			w.timer = nil
-		}
 		w.deadline = d
-		if !d.IsZero() {
-			w.timer = time.AfterFunc(time.Until(d), func() { ws.lapse(h) })
-		}
+		ws.arm(h, w)
 	}
 	w.busy = true
 	if w.proof == nil {
