@@ -1,6 +1,6 @@
 //go:build unix
 
-package groth
+package mapped
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // MapFile maps path read-only. Close unmaps it; no slice of Bytes may be
 // used after that.
-func MapFile(path string) (*MappedFile, error) {
+func Map(path string) (*Region, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("mapping file: %w", err)
@@ -22,7 +22,7 @@ func MapFile(path string) (*MappedFile, error) {
 	}
 	size := st.Size()
 	if size == 0 {
-		return &MappedFile{}, nil
+		return &Region{}, nil
 	}
 	if int64(int(size)) != size {
 		return nil, fmt.Errorf("mapping %s: %d bytes do not fit the address space", path, size)
@@ -31,11 +31,11 @@ func MapFile(path string) (*MappedFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mapping %s: %w", path, err)
 	}
-	return &MappedFile{data: data}, nil
+	return &Region{data: data}, nil
 }
 
 // Close unmaps the file.
-func (m *MappedFile) Close() error {
+func (m *Region) Close() error {
 	if m.data == nil {
 		return nil
 	}

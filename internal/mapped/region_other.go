@@ -1,6 +1,6 @@
 //go:build !unix
 
-package groth
+package mapped
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 )
 
 // MapFile reads path into memory.
-func MapFile(path string) (*MappedFile, error) {
+func Map(path string) (*Region, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("mapping file: %w", err)
 	}
-	return &MappedFile{data: b}, nil
+	return &Region{data: b}, nil
 }
 
 // Close releases the bytes.
-func (m *MappedFile) Close() error { m.data = nil; return nil }
+func (m *Region) Close() error { m.data = nil; return nil }
