@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/groth"
+	"github.com/c2flow/c2flow/internal/mapped"
 )
 
 const (
@@ -119,6 +120,12 @@ type Sums struct {
 	mtime     time.Time
 }
 
+// storedSums are Sums as Store.Stamps keeps them.
+type storedSums struct {
+	SHA256    string `json:"sha256"`
+	FilDigest string `json:"fil_digest"`
+}
+
 // sumCache computes each file's digests once per Store, again only when
 // its size or modification time changes.
 type sumCache struct {
@@ -139,9 +146,23 @@ func (s *Store) Sums(ctx context.Context, path string) (Sums, error) {
 	if ok && sums.size == st.Size() && sums.mtime.Equal(st.ModTime()) {
 		return sums, nil
 	}
-	sums, err = SumFile(ctx, path)
-	if err != nil {
-		return Sums{}, err
+	// Another process (or this one, before a restart) may have hashed
+	// the file as it is: a 32GiB PoRep's .params is 47 GB, hashed once
+	// per change, not once per start.
+	var kept storedSums
+	if s.Stamps.Get(path, &kept) && kept.SHA256 != "" {
+		sums = Sums{SHA256: kept.SHA256, FilDigest: kept.FilDigest}
+	} else {
+		before, err := mapped.Stat(path)
+		if err != nil {
+			return Sums{}, err
+		}
+		if sums, err = SumFile(ctx, path); err != nil {
+			return Sums{}, err
+		}
+		if err := s.Stamps.Put(path, before, storedSums{SHA256: sums.SHA256, FilDigest: sums.FilDigest}); err != nil {
+			s.log().Warn("parameter file digests not remembered: the next process hashes it again", "file", path, "err", err)
+		}
 	}
 	sums.size, sums.mtime = st.Size(), st.ModTime()
 	c.mu.Lock()

@@ -18,6 +18,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/update"
 	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/internal/flock"
+	"github.com/c2flow/c2flow/internal/mapped"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -37,6 +38,9 @@ type Store struct {
 	Pair *Files
 	// Log gets the downloads (nil: none).
 	Log *slog.Logger
+	// Stamps keeps the files' digests across processes, each file hashed
+	// again only when it changes (Dir "": hashed once per Store).
+	Stamps mapped.Stamps
 
 	sums sumCache
 }

@@ -1,11 +1,14 @@
 package r1cs
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/c2flow/c2flow/internal/mapped"
 	"github.com/c2flow/c2flow/prover/packed"
 )
 
@@ -100,5 +103,109 @@ func TestRecorderRefusesOtherCounts(t *testing.T) {
 	manyCubics(rec, 4)
 	if _, err := rec.Build(); !errors.Is(err, ErrWrongAssignment) {
 		t.Fatalf("a circuit larger than counted: %v", err)
+	}
+}
+
+// A system's digest, computed from the system alone, is the digest of the
+// shape it was made from, whether the Shape converted to it or a Recorder
+// recorded it; another circuit's differs.
+func TestSystemDigestIsTheShapes(t *testing.T) {
+	const n = 50
+	shape := NewShape()
+	manyCubics(shape, n)
+	shape.AppendInputConstraints()
+	want, err := shape.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromShape, err := shape.System()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := NewCounter()
+	manyCubics(counter, n)
+	rec := NewRecorder(counter.Stats())
+	manyCubics(rec, n)
+	rec.AppendInputConstraints()
+	recorded, err := rec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, sys := range map[string]*packed.System{"shape": fromShape, "recorder": recorded} {
+		got, err := SystemDigest(sys, shape.NumInputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("%s: system digest %s, the shape's %s", name, got, want)
+		}
+	}
+	other := NewShape()
+	manyCubics(other, n+1)
+	other.AppendInputConstraints()
+	sys, err := other.System()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := SystemDigest(sys, other.NumInputs); got == want {
+		t.Fatal("another circuit has the same digest")
+	}
+}
+
+// A system saved and mapped back evaluates as the one saved and keeps its
+// digest; a file of another kind is refused.
+func TestSystemSavedAndMapped(t *testing.T) {
+	shape := NewShape()
+	manyCubics(shape, 40)
+	shape.AppendInputConstraints()
+	sys, err := shape.System()
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, err := shape.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.sys")
+	if err := SaveSystem(path, sys, shape.NumInputs, digest); err != nil {
+		t.Fatal(err)
+	}
+	m, err := MapSystem(context.Background(), path, mapped.Stamps{Dir: filepath.Join(dir, "stamps")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Digest != digest || m.Inputs != shape.NumInputs || m.Rows() != sys.Rows() || m.Bytes() != sys.Bytes() {
+		t.Fatalf("mapped: %s %d %d %d", m.Digest, m.Inputs, m.Rows(), m.Bytes())
+	}
+	if d, err := SystemDigest(m.System, m.Inputs); err != nil || d != digest {
+		t.Fatalf("mapped system's digest %s, %v", d, err)
+	}
+	w, _, err := SynthesizePacked(Counts{Inputs: shape.NumInputs, Aux: shape.NumAux, Constraints: shape.NumConstraints()},
+		func(pw *Witness) error { manyCubics(pw, 40); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mt := packed.A; mt <= packed.C; mt++ {
+		want := make([]fr.Element, sys.Rows())
+		got := make([]fr.Element, sys.Rows())
+		if err := sys.Eval(mt, w, 0, want); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Eval(mt, w, 0, got); err != nil {
+			t.Fatal(err)
+		}
+		for r := range want {
+			if got[r] != want[r] {
+				t.Fatalf("matrix %d row %d differs once mapped", mt, r)
+			}
+		}
+	}
+	if err := mapped.Write(filepath.Join(dir, "other"), "other", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MapSystem(context.Background(), filepath.Join(dir, "other"), mapped.Stamps{}); !errors.Is(err, mapped.ErrBadFile) {
+		t.Fatalf("a file of another kind: %v", err)
 	}
 }

@@ -190,17 +190,7 @@ func (b *SystemBuilder) Build() (*System, error) {
 			return nil, fmt.Errorf("packed system: matrix %d has %d rows, A has %d", k, r, s.rows)
 		}
 	}
-	var minusOne fr.Element
-	minusOne.Neg(&one)
-	s.kinds = make([]coeffKind, len(s.coeffs))
-	for i := range s.coeffs {
-		switch {
-		case s.coeffs[i] == one:
-			s.kinds[i] = kindOne
-		case s.coeffs[i] == minusOne:
-			s.kinds[i] = kindMinusOne
-		}
-	}
+	s.kinds = kindsOf(s.coeffs)
 	b.ids = nil
 	out := *s
 	b.s = System{}
@@ -307,3 +297,20 @@ func evalRows[T uint16 | uint32](s *System, mt *Matrix, coeff []T, w *Vector, lo
 }
 
 func popcountBelow(w uint64, i uint32) int { return bits.OnesCount64(w & (uint64(1)<<i - 1)) }
+
+// kindsOf marks the coefficients 1 and −1, which evaluation adds and
+// subtracts without a multiplication.
+func kindsOf(coeffs []fr.Element) []coeffKind {
+	var minusOne fr.Element
+	minusOne.Neg(&one)
+	kinds := make([]coeffKind, len(coeffs))
+	for i := range coeffs {
+		switch {
+		case coeffs[i] == one:
+			kinds[i] = kindOne
+		case coeffs[i] == minusOne:
+			kinds[i] = kindMinusOne
+		}
+	}
+	return kinds
+}
