@@ -182,7 +182,7 @@ func (p *Params) ToGnark(d *Density) (*groth16bls.ProvingKey, *groth16bls.Verify
 		return nil, nil, err
 	}
 	pk := new(groth16bls.ProvingKey)
-	pk.Domain = *fft.NewDomain(uint64(d.NumConstraints))
+	pk.Domain = *fft.NewDomain(uint64(d.NumConstraints), fft.WithoutPrecompute())
 	if int(pk.Domain.Cardinality) != d.DomainSize() {
 		return nil, nil, fmt.Errorf("params to gnark: gnark's domain has %d elements, bellperson's %d: %w", pk.Domain.Cardinality, d.DomainSize(), ErrMismatch)
 	}
