@@ -127,3 +127,14 @@ type Plan = snark.Plan
 
 // PlanOf plans a Filecoin proof from its counted circuit (c2flow plan).
 func PlanOf(proof string) (Plan, error) { return snark.PlanOf(proof) }
+
+// Mapped is what a process holds of one Filecoin circuit (snark.Mapped).
+type Mapped = snark.Mapped
+
+// MapFilecoin loads a Filecoin proof's circuit as a worker of o does on
+// first use: its system mapped and, with withKey, its proving key
+// (c2flow bench load).
+func MapFilecoin(ctx context.Context, o Options, proof string, withKey bool) (Mapped, error) {
+	fc := snark.New(snark.Params{Dir: o.FilecoinParams, ShapeDir: o.FilecoinShapes}, o.Log)
+	return fc.Map(ctx, proof, withKey)
+}

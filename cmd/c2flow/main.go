@@ -26,7 +26,7 @@ func commands() map[string]cli.Command {
 		"c1":      {Summary: "c1 check: verify Filecoin C1 files natively against their sectors' public data", Run: lab.RunC1},
 		"circuit": {Summary: "circuit info | setup: size a profile's circuit, make or load its keys", Run: lab.RunCircuit},
 		"prove":   {Summary: "direct mode: prove one C1 in this process, no Temporal", Run: direct.RunProve},
-		"bench":   {Summary: "bench prover|batch|stats|compare: split prover vs gnark, pipeline batches, distributions, regressions vs noise", Run: lab.RunBench},
+		"bench":   {Summary: "bench prover|batch|stats|compare|load: split prover vs gnark, pipeline batches, distributions, regressions vs noise, what processes hold of a circuit", Run: lab.RunBench},
 		"server":  {Summary: "server --db postgres://USER@HOST:PORT/DBNAME --history-shards N: the Temporal server c2flow embeds on PostgreSQL, plus the Web UI", Run: hosting.RunServer},
 		"s3":      {Summary: "s3 --dir DIR --address HOST:PORT: the S3 server dev embeds (versitygw), on its own; the account from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", Run: hosting.RunS3},
 		"dev":     {Summary: "embedded stack: Temporal (SQLite) + S3 (versitygw) + one worker, in this process", Run: hosting.RunDev},

@@ -119,3 +119,6 @@ func keyOf(f *mapped.File, vk *VerifyingKey) (*MappedKey, error) {
 	pk.G2.Beta, pk.G2.Delta = vk.BetaG2, vk.DeltaG2
 	return &MappedKey{PK: pk, Meta: m, file: f}, nil
 }
+
+// Touch reads every page of the mapped file (mapped.File.Touch).
+func (k *MappedKey) Touch() int64 { return k.file.Touch() }

@@ -67,3 +67,6 @@ func MapSystem(ctx context.Context, path string, stamps mapped.Stamps) (*MappedS
 	}
 	return &MappedSystem{System: sys, Digest: m.Digest, Inputs: m.Inputs, file: f}, nil
 }
+
+// Touch reads every page of the mapped file (mapped.File.Touch).
+func (m *MappedSystem) Touch() int64 { return m.file.Touch() }

@@ -31,6 +31,7 @@ type keys struct {
 	pvk                    *groth.PreparedVerifyingKey
 	gvk                    *groth16bls.VerifyingKey
 	prover                 *prover.Prover
+	mapped                 *groth.MappedKey // the prover's key, mapped
 	digests                scheme.Digests
 }
 

@@ -61,13 +61,25 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	defer unlock()
 
 	t0 := time.Now()
-	shape, err := sp.record()
-	if err != nil {
-		return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
-	}
-	digest, err := shape.Digest()
-	if err != nil {
-		return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
+	// The circuit's digest names its setup: from the system this box
+	// recorded once (a setup in place costs no recording), the shape
+	// recorded only to make a setup.
+	var shape *r1cs.Shape
+	var digest string
+	if sp.system == nil {
+		ms, err := systemCached(ctx, DefaultShapeDir(), sp, log)
+		if err != nil {
+			return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
+		}
+		digest = ms.Digest
+		ms.Close()
+	} else {
+		if shape, err = sp.record(); err != nil {
+			return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
+		}
+		if digest, err = shape.Digest(); err != nil {
+			return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
+		}
 	}
 	files := paramfiles.DevPair(dir, paramfiles.DevBase(sp.prefix, digest))
 	done, err := paramfiles.DevInstalled(dir, files, sp.sectorSize)
@@ -80,6 +92,11 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 		return files, nil
 	}
 
+	if shape == nil {
+		if shape, err = sp.record(); err != nil {
+			return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
+		}
+	}
 	cached, made, err := groth.DevSetup(ctx, cache, shape, digest, log)
 	if err != nil {
 		return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/paramfiles"
+	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/prover"
+	"github.com/c2flow/c2flow/prover/packed"
 	"github.com/c2flow/c2flow/scheme"
 )
 
@@ -27,6 +28,10 @@ type keyring struct {
 	loads map[string]*loading
 	vks   map[string]*keys // verifying keys loaded alone (Verifier)
 	store *paramfiles.Store
+
+	// systems are the circuits' systems this process mapped, by spec key.
+	sysMu   sync.Mutex
+	systems map[string]*r1cs.MappedSystem
 }
 
 // loading is one circuit's load, shared by the callers that wait for it.
@@ -41,7 +46,8 @@ func newKeyring(p Params, log *slog.Logger) *keyring {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("scheme", "filecoin")
-	return &keyring{params: p, log: log, loads: map[string]*loading{}, vks: map[string]*keys{}, store: p.store(log)}
+	return &keyring{params: p, log: log, loads: map[string]*loading{}, vks: map[string]*keys{}, store: p.store(log),
+		systems: map[string]*r1cs.MappedSystem{}}
 }
 
 // circuit returns sp's keys: loaded on first use (the parameter pair
@@ -185,51 +191,34 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 		return nil, k.wrap(fmt.Errorf("%s parameters: %w", sp.name, err))
 	}
 
-	// The circuit's shape gives the densities that place bellperson's
-	// points (it dropped those at infinity).
+	// The circuit: its recorded system (mapped), digest and counts, and
+	// the densities that place bellperson's points (it dropped those at
+	// infinity), computed only to convert a .params file.
 	t1 := time.Now()
-	shape, digest, err := recordCached(r.params.shapeDir(), sp)
+	c, err := r.circuitOf(ctx, sp)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s circuit: %w", sp.name, err))
 	}
-	if shape.NumInputs != sp.numInputs {
-		return nil, k.wrap(fmt.Errorf("%s circuit: cached shape %s in %s has %d inputs, the circuit %d",
-			sp.name, digest, r.params.shapeDir(), shape.NumInputs, sp.numInputs))
-	}
-	d, err := groth.DensityOf(shape)
-	if err != nil {
-		return nil, k.wrap(fmt.Errorf("%s circuit: %w", sp.name, err))
-	}
-	k.counts = Counts{Inputs: shape.NumInputs, Aux: shape.NumAux, Constraints: shape.NumConstraints()}
-	k.digest = digest
-	// The system the device phase evaluates a, b, c with, kept for as
-	// long as the circuit is (the shape is not).
-	sys, err := sp.systemOf(shape)
-	if err != nil {
-		return nil, k.wrap(fmt.Errorf("%s circuit: %w", sp.name, err))
-	}
-	shape = nil
+	k.counts, k.digest = c.counts, c.digest
 	tShape := time.Since(t1)
 	if sp.knownOK && sp.known != k.counts {
 		log.Warn("the recorded circuit's counts differ from the known ones: budgets reserve by the known", "recorded", k.counts, "known", sp.known)
 	}
 
 	t1 = time.Now()
-	gp, err := groth.ReadParamsFile(loc.Params, groth.ReadOptions{})
+	mk, err := keyFile(ctx, r.params.shapeDir(), loc, pSums, vSums, vk, c.digest, c.density, log)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s parameters: %w", sp.name, err))
 	}
-	if !gp.VK.Equal(vk) {
-		return nil, k.wrap(fmt.Errorf("%s parameters: %s and %s hold different verifying keys: not a pair: %w", sp.name, loc.Params, loc.VK, paramfiles.ErrBadParams))
-	}
-	pk, gvk, err := gp.ToGnark(d)
+	gvk, err := vk.Gnark()
 	if err != nil {
-		return nil, k.wrap(fmt.Errorf("%s parameters: %s: %w", sp.name, loc.Params, err))
+		mk.Close()
+		return nil, k.wrap(fmt.Errorf("%s verifying key: %w", sp.name, err))
 	}
-	gp, d = nil, nil
-	debug.FreeOSMemory()
 	k.vk, k.pvk, k.gvk = vk, vk.Prepare(), gvk
-	k.digests = scheme.Digests{VK: vSums.SHA256, PK: pSums.SHA256, Circuit: digest}
+	k.digests = scheme.Digests{VK: vSums.SHA256, PK: pSums.SHA256, Circuit: c.digest}
+	k.mapped = mk
+	digest, sys, pk := c.digest, c.sys, mk.PK
 	k.prover, err = prover.New(&prover.Keys{Digest: digest[:16], NbPublic: k.counts.Inputs, PK: pk, VK: gvk, System: sys}, log)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("%s prover: %w", sp.name, err))
@@ -237,7 +226,8 @@ func (r *keyring) load(ctx context.Context, sp *spec) (*keys, error) {
 	k.prover.EarlyG2 = r.params.EarlyG2
 	log.Info("Filecoin parameters loaded", "params", filepath.Base(loc.Params), "constraints", k.counts.Constraints,
 		"inputs", k.counts.Inputs, "aux", k.counts.Aux, "shape", digest[:16], "digests_s", tSums.Seconds(),
-		"shape_s", tShape.Seconds(), "system_bytes", sys.Bytes(), "read_s", time.Since(t1).Seconds(), "checked_against_parameters_json", loc.WantVK != "")
+		"circuit_s", tShape.Seconds(), "system_bytes", sys.Bytes(), "key_bytes", mk.FileBytes(), "key_s", time.Since(t1).Seconds(),
+		"checked_against_parameters_json", loc.WantVK != "")
 	return k, nil
 }
 
@@ -252,4 +242,62 @@ func (r *keyring) partitionBytes(ctx context.Context, sp *spec) (int64, error) {
 		return 0, err
 	}
 	return k.counts.Bytes(), nil
+}
+
+// recorded is what loading keys needs of a recorded circuit.
+type recorded struct {
+	digest  string
+	counts  Counts
+	sys     packed.Evaluator
+	density func() (*groth.Density, error)
+}
+
+// circuitOf returns sp's recorded circuit: its system mapped from the
+// shape directory (recorded there once per box), or, for a PoSt circuit
+// (a system of one sector's constraints repeated), its shape's digest and
+// density and the repeated system. A process maps each circuit once.
+func (r *keyring) circuitOf(ctx context.Context, sp *spec) (*recorded, error) {
+	if sp.system != nil {
+		shape, digest, err := recordCached(r.params.shapeDir(), sp)
+		if err != nil {
+			return nil, err
+		}
+		if shape.NumInputs != sp.numInputs {
+			return nil, fmt.Errorf("cached shape %s in %s has %d inputs, the circuit %d", digest, r.params.shapeDir(), shape.NumInputs, sp.numInputs)
+		}
+		d, err := groth.DensityOf(shape)
+		if err != nil {
+			return nil, err
+		}
+		sys, err := sp.system()
+		if err != nil {
+			return nil, err
+		}
+		return &recorded{digest: digest, sys: sys, density: func() (*groth.Density, error) { return d, nil },
+			counts: Counts{Inputs: shape.NumInputs, Aux: shape.NumAux, Constraints: shape.NumConstraints()}}, nil
+	}
+	r.sysMu.Lock()
+	defer r.sysMu.Unlock()
+	ms := r.systems[sp.key]
+	if ms == nil {
+		var err error
+		if ms, err = systemCached(ctx, r.params.shapeDir(), sp, r.log); err != nil {
+			return nil, err
+		}
+		if ms.Inputs != sp.numInputs {
+			ms.Close()
+			return nil, fmt.Errorf("recorded system of %s has %d inputs, the circuit %d", ms.Digest[:16], ms.Inputs, sp.numInputs)
+		}
+		r.systems[sp.key] = ms
+	}
+	return &recorded{digest: ms.Digest, sys: ms.System, density: densityOf(ms),
+		counts: Counts{Inputs: ms.Inputs, Aux: ms.Wires() - ms.Inputs, Constraints: ms.Rows()}}, nil
+}
+
+// mappedSystem is sp's system as this process mapped it, if it did.
+func (r *keyring) mappedSystem(sp *spec) (*r1cs.MappedSystem, bool) {
+	r.sysMu.Lock()
+	defer r.sysMu.Unlock()
+	ms, ok := r.systems[sp.key]
+	return ms, ok
 }

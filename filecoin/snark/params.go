@@ -81,7 +81,7 @@ func (p Params) shapeDir() string {
 
 // store is the parameter store p describes.
 func (p Params) store(log *slog.Logger) *paramfiles.Store {
-	return &paramfiles.Store{Dir: p.dir(), Remote: p.Remote, Pair: p.Pair, Log: log}
+	return &paramfiles.Store{Dir: p.dir(), Remote: p.Remote, Pair: p.Pair, Log: log, Stamps: stampsOf(p.shapeDir())}
 }
 
 // locate finds sp's parameter pair in the store (paramfiles.Store.Locate);
@@ -90,8 +90,15 @@ func (r *keyring) locate(ctx context.Context, sp *spec, vkOnly bool) (*paramfile
 	return r.store.Locate(ctx, paramfiles.Circuit{
 		Name: sp.name, SectorSize: sp.sectorSize, NumInputs: sp.numInputs, Prefix: sp.prefix, Published: sp.published,
 		Digest: func() (string, error) {
-			_, digest, err := recordCached(r.params.shapeDir(), sp)
-			return digest, err
+			if sp.system != nil {
+				_, digest, err := recordCached(r.params.shapeDir(), sp)
+				return digest, err
+			}
+			c, err := r.circuitOf(ctx, sp)
+			if err != nil {
+				return "", err
+			}
+			return c.digest, nil
 		},
 	}, vkOnly)
 }

@@ -78,11 +78,9 @@ func postSpec(info proofs.PoStProofInfo) (*spec, error) {
 		prefix:    params[:strings.LastIndexByte(params, '-')+1],
 		published: strings.TrimSuffix(params, ".params"),
 		shapeName: "post-" + info.Name,
-		record: func() (*r1cs.Shape, error) {
-			return recordWith(func(sh *r1cs.Shape) error { return circuit.SynthesizePoSt(sh, s, nil) })
-		},
-		system: func() (packed.Evaluator, error) { return circuit.PoStSystem(s) },
-		known:  Counts{Inputs: c.Inputs, Aux: c.Aux, Constraints: c.Constraints + c.Inputs}, knownOK: true,
+		synth:     func(cs r1cs.System) error { return circuit.SynthesizePoSt(cs, s, nil) },
+		system:    func() (packed.Evaluator, error) { return circuit.PoStSystem(s) },
+		known:     Counts{Inputs: c.Inputs, Aux: c.Aux, Constraints: c.Constraints + c.Inputs}, knownOK: true,
 	}, nil
 }
 

@@ -3,7 +3,6 @@ package snark
 import (
 	"fmt"
 
-	"github.com/c2flow/c2flow/filecoin/circuit"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
 	"github.com/c2flow/c2flow/prover/packed"
@@ -17,16 +16,11 @@ func recordCached(dir string, sp *spec) (*r1cs.Shape, string, error) {
 	return cache.GetOrRecord(sp.shapeName, sp.record)
 }
 
-// recordShape records the blank circuit of info in memory.
-func recordShape(info proofs.SealProofInfo) (*r1cs.Shape, error) {
-	return recordWith(func(sh *r1cs.Shape) error { return circuit.Synthesize(sh, circuit.ShapeOf(info), nil) })
-}
-
-// recordWith records a blank circuit in memory by synth, per-input
-// constraints appended, as bellperson's parameter generator records it.
-func recordWith(synth func(*r1cs.Shape) error) (*r1cs.Shape, error) {
+// record records sp's blank circuit in memory, per-input constraints
+// appended, as bellperson's parameter generator records it.
+func (sp *spec) record() (*r1cs.Shape, error) {
 	sh := r1cs.NewShape()
-	if err := synth(sh); err != nil {
+	if err := sp.synth(sh); err != nil {
 		return nil, err
 	}
 	sh.AppendInputConstraints()

@@ -29,7 +29,8 @@ type spec struct {
 	published string
 	// shapeName names the recorded circuit in the shape cache.
 	shapeName string
-	record    func() (*r1cs.Shape, error)
+	// synth synthesizes the blank circuit (no values) into cs.
+	synth func(cs r1cs.System) error
 	// system, if set, makes the prover's constraint system otherwise than
 	// from the recorded shape (a PoSt partition's: one sector's, repeated).
 	system func() (packed.Evaluator, error)
@@ -46,7 +47,7 @@ func sealSpec(info proofs.SealProofInfo) *spec {
 		name: info.Name, key: "stacked " + cs.String(), sectorSize: info.SectorSize, numInputs: cs.NumInputs(),
 		prefix:    PairPrefix + info.TreeR.String() + "-sha256_hasher-",
 		shapeName: "stacked-" + info.Name,
-		record:    func() (*r1cs.Shape, error) { return recordShape(info) },
+		synth:     func(cs r1cs.System) error { return circuit.Synthesize(cs, circuit.ShapeOf(info), nil) },
 		known:     known, knownOK: ok,
 	}
 }
@@ -69,10 +70,8 @@ func updateSpec(info proofs.UpdateProofInfo) (*spec, error) {
 		sectorSize: info.SectorSize, numInputs: UpdateInputs,
 		prefix:    prefix,
 		shapeName: "update-" + info.Name,
-		record: func() (*r1cs.Shape, error) {
-			return recordWith(func(sh *r1cs.Shape) error { return circuit.SynthesizeUpdate(sh, s, nil) })
-		},
-		known: known, knownOK: ok,
+		synth:     func(cs r1cs.System) error { return circuit.SynthesizeUpdate(cs, s, nil) },
+		known:     known, knownOK: ok,
 	}, nil
 }
 

@@ -324,7 +324,7 @@ func splitSides(args []string) ([]string, []string, error) {
 
 func RunBench(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: c2flow bench prover|batch|witness|stats|compare [flags]")
+		return fmt.Errorf("usage: c2flow bench prover|batch|witness|stats|compare|load [flags]")
 	}
 	switch args[0] {
 	case "prover":
@@ -337,8 +337,10 @@ func RunBench(ctx context.Context, args []string) error {
 		return runBenchStats(args[1:])
 	case "compare":
 		return runBenchCompare(args[1:])
+	case "load":
+		return runBenchLoad(ctx, args[1:])
 	}
-	return fmt.Errorf("unknown bench command %q (prover, batch, witness, stats, compare)", args[0])
+	return fmt.Errorf("unknown bench command %q (prover, batch, witness, stats, compare, load)", args[0])
 }
 
 func runBenchProver(ctx context.Context, args []string) error {
