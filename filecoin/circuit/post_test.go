@@ -1,12 +1,14 @@
 package circuit
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/c2flow/c2flow/filecoin/merkle"
 	"github.com/c2flow/c2flow/filecoin/proofs"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/prover/packed"
 )
 
 // TestPoStCircuitCounts checks the counts of rust-fil-proofs
@@ -154,5 +156,46 @@ func TestCountPoSt(t *testing.T) {
 	st := countBlank(t, func(cs r1cs.System) error { return SynthesizePoSt(cs, s, nil) })
 	if c, _ := CountPoSt(s); c != (PoStCounts{Inputs: st.Inputs, Aux: st.Aux, Constraints: st.Constraints}) {
 		t.Errorf("2KiB window: CountPoSt %+v, counter %v", c, st)
+	}
+}
+
+// A PoSt partition's repeated system, read row by row, is its whole
+// recorded shape: the same digest and the same wires left out of A and
+// B. The digest and density of a 32GiB window partition so come from
+// its 3.6 MB system, never from its 12 GB shape.
+func TestPoStSystemIsTheShape(t *testing.T) {
+	for _, s := range []PoStShape{
+		{SectorNodes: 64, Tree: merkle.Shape{Base: 8}, Challenges: 5, Sectors: 3},
+		{SectorNodes: 512, Tree: merkle.Shape{Base: 8, Sub: 4, Top: 2}, Challenges: 3, Sectors: 2},
+	} {
+		sh := r1cs.NewShape()
+		if err := SynthesizePoSt(sh, s, nil); err != nil {
+			t.Fatal(err)
+		}
+		sh.AppendInputConstraints()
+		want, err := sh.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys, err := PoStSystem(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r1cs.SystemDigest(sys, sh.NumInputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%v: the repeated system's digest %.16s, the shape's %.16s", s, got, want)
+		}
+		whole, err := sh.System()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := packed.A; m <= packed.B; m++ {
+			if !slices.Equal(packed.UnusedOf(sys, m), whole.Unused(m)) {
+				t.Errorf("%v: matrix %d: the repeated system leaves other wires out", s, m)
+			}
+		}
 	}
 }

@@ -13,12 +13,12 @@ import (
 
 // SystemDigest returns the digest of the shape sys was recorded from
 // ([Shape.Digest]: the SHA-256 of [Shape.WriteTo]'s bytes), computed from
-// sys alone: a circuit of numInputs inputs (ONE included) whose
+// sys alone (a System, or a PoSt's Repeated one): a circuit of numInputs inputs (ONE included) whose
 // per-input constraints are appended, its columns the inputs then the
 // aux variables. A circuit too large to hold its Shape beside its System
 // (a 32GiB PoRep partition's is about 9 GB) is so named as the Shape
 // names it, streaming, from a Recorder's System.
-func SystemDigest(sys *packed.System, numInputs int) (string, error) {
+func SystemDigest(sys packed.Rows, numInputs int) (string, error) {
 	h := sha256.New()
 	if err := writeShapeOf(h, sys, numInputs); err != nil {
 		return "", err
@@ -28,7 +28,7 @@ func SystemDigest(sys *packed.System, numInputs int) (string, error) {
 
 // writeShapeOf writes the serialization Shape.WriteTo gives the shape of
 // sys.
-func writeShapeOf(w io.Writer, sys *packed.System, numInputs int) error {
+func writeShapeOf(w io.Writer, sys packed.Rows, numInputs int) error {
 	rows, wires := sys.Rows(), sys.Wires()
 	if numInputs < 1 || numInputs > wires || rows < numInputs {
 		return fmt.Errorf("shape of a system of %d wires and %d rows with %d inputs: %w", wires, rows, numInputs, ErrBadShapeFile)

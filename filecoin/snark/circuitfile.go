@@ -2,6 +2,7 @@ package snark
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/c2flow/c2flow/filecoin/groth"
 	"github.com/c2flow/c2flow/filecoin/paramfiles"
 	"github.com/c2flow/c2flow/filecoin/r1cs"
+	"github.com/c2flow/c2flow/internal/atomicfile"
 	"github.com/c2flow/c2flow/internal/flock"
 	"github.com/c2flow/c2flow/internal/mapped"
 	"github.com/c2flow/c2flow/prover/packed"
@@ -176,4 +178,59 @@ func densityOf(ms *r1cs.MappedSystem) func() (*groth.Density, error) {
 		return &groth.Density{NumConstraints: ms.Rows(), NumInputs: ms.Inputs, NumAux: ms.Wires() - ms.Inputs,
 			InfinityA: ms.Unused(packed.A), InfinityB: ms.Unused(packed.B)}, nil
 	}
+}
+
+// repeatedDigest is the digest of a PoSt circuit (its shape's), computed
+// from its repeated system: once, then kept in dir under its block's
+// digest and copy count, which a change of the circuit's code changes (a
+// 32GiB window partition's rows are gigabytes to hash; its block's, a few
+// megabytes).
+func repeatedDigest(dir string, sp *spec, rows *packed.Repeated) (string, error) {
+	block, copies, blockIn := rows.Block()
+	bd, err := r1cs.SystemDigest(block, 1+blockIn)
+	if err != nil {
+		return "", err
+	}
+	type kept struct {
+		Block  string `json:"block"`
+		Copies int    `json:"copies"`
+		Digest string `json:"digest"`
+	}
+	path := filepath.Join(dir, sp.shapeName+".digest.json")
+	var k kept
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &k) == nil && k.Block == bd && k.Copies == copies && len(k.Digest) == 64 {
+		return k.Digest, nil
+	}
+	d, err := r1cs.SystemDigest(rows, sp.numInputs)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(kept{Block: bd, Copies: copies, Digest: d})
+	if err == nil && os.MkdirAll(dir, 0o755) == nil {
+		// Not kept, the next process computes it again.
+		_ = atomicfile.WriteBytes(path, b)
+	}
+	return d, nil
+}
+
+// digestOf is sp's circuit digest, from what dir keeps of it: its mapped
+// system's, or a PoSt circuit's repeated system's.
+func digestOf(ctx context.Context, dir string, sp *spec, log *slog.Logger) (string, error) {
+	if sp.system == nil {
+		ms, err := systemCached(ctx, dir, sp, log)
+		if err != nil {
+			return "", err
+		}
+		defer ms.Close()
+		return ms.Digest, nil
+	}
+	sys, err := sp.system()
+	if err != nil {
+		return "", err
+	}
+	rows, ok := sys.(*packed.Repeated)
+	if !ok {
+		return "", fmt.Errorf("a system of %T has no rows to name it by", sys)
+	}
+	return repeatedDigest(dir, sp, rows)
 }

@@ -64,22 +64,9 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 	// The circuit's digest names its setup: from the system this box
 	// recorded once (a setup in place costs no recording), the shape
 	// recorded only to make a setup.
-	var shape *r1cs.Shape
-	var digest string
-	if sp.system == nil {
-		ms, err := systemCached(ctx, DefaultShapeDir(), sp, log)
-		if err != nil {
-			return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
-		}
-		digest = ms.Digest
-		ms.Close()
-	} else {
-		if shape, err = sp.record(); err != nil {
-			return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
-		}
-		if digest, err = shape.Digest(); err != nil {
-			return Files{}, fmt.Errorf("development setup of %s: %w", sp.name, err)
-		}
+	digest, err := digestOf(ctx, DefaultShapeDir(), sp, log)
+	if err != nil {
+		return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
 	}
 	files := paramfiles.DevPair(dir, paramfiles.DevBase(sp.prefix, digest))
 	done, err := paramfiles.DevInstalled(dir, files, sp.sectorSize)
@@ -92,10 +79,12 @@ func DevSetup(ctx context.Context, proofName, dir string, cache r1cs.SetupCache,
 		return files, nil
 	}
 
-	if shape == nil {
-		if shape, err = sp.record(); err != nil {
-			return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
-		}
+	shape, err := sp.record()
+	if err != nil {
+		return Files{}, fmt.Errorf("development setup of %s: recording the circuit: %w", sp.name, err)
+	}
+	if d, err := shape.Digest(); err != nil || d != digest {
+		return Files{}, fmt.Errorf("development setup of %s: the recorded shape's digest %.16s, the circuit's %.16s (%v)", sp.name, d, digest, err)
 	}
 	cached, made, err := groth.DevSetup(ctx, cache, shape, digest, log)
 	if err != nil {

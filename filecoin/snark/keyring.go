@@ -258,23 +258,24 @@ type recorded struct {
 // density and the repeated system. A process maps each circuit once.
 func (r *keyring) circuitOf(ctx context.Context, sp *spec) (*recorded, error) {
 	if sp.system != nil {
-		shape, digest, err := recordCached(r.params.shapeDir(), sp)
-		if err != nil {
-			return nil, err
-		}
-		if shape.NumInputs != sp.numInputs {
-			return nil, fmt.Errorf("cached shape %s in %s has %d inputs, the circuit %d", digest, r.params.shapeDir(), shape.NumInputs, sp.numInputs)
-		}
-		d, err := groth.DensityOf(shape)
-		if err != nil {
-			return nil, err
-		}
 		sys, err := sp.system()
 		if err != nil {
 			return nil, err
 		}
-		return &recorded{digest: digest, sys: sys, density: func() (*groth.Density, error) { return d, nil },
-			counts: Counts{Inputs: shape.NumInputs, Aux: shape.NumAux, Constraints: shape.NumConstraints()}}, nil
+		rows, ok := sys.(*packed.Repeated)
+		if !ok {
+			return nil, fmt.Errorf("a system of %T has no rows to name it by", sys)
+		}
+		digest, err := repeatedDigest(r.params.shapeDir(), sp, rows)
+		if err != nil {
+			return nil, err
+		}
+		d := func() (*groth.Density, error) {
+			return &groth.Density{NumConstraints: rows.Rows(), NumInputs: sp.numInputs, NumAux: rows.Wires() - sp.numInputs,
+				InfinityA: packed.UnusedOf(rows, packed.A), InfinityB: packed.UnusedOf(rows, packed.B)}, nil
+		}
+		return &recorded{digest: digest, sys: sys, density: d,
+			counts: Counts{Inputs: sp.numInputs, Aux: rows.Wires() - sp.numInputs, Constraints: rows.Rows()}}, nil
 	}
 	r.sysMu.Lock()
 	defer r.sysMu.Unlock()

@@ -90,10 +90,6 @@ func (r *keyring) locate(ctx context.Context, sp *spec, vkOnly bool) (*paramfile
 	return r.store.Locate(ctx, paramfiles.Circuit{
 		Name: sp.name, SectorSize: sp.sectorSize, NumInputs: sp.numInputs, Prefix: sp.prefix, Published: sp.published,
 		Digest: func() (string, error) {
-			if sp.system != nil {
-				_, digest, err := recordCached(r.params.shapeDir(), sp)
-				return digest, err
-			}
 			c, err := r.circuitOf(ctx, sp)
 			if err != nil {
 				return "", err

@@ -107,3 +107,109 @@ func (s *System) Unused(m int) []bool {
 	}
 	return u
 }
+
+// Rows is a constraint system read row by row: what names a circuit (its
+// digest is computed over its rows) and gives its density, whether it is
+// a recorded System or a Repeated one.
+type Rows interface {
+	Wires() int
+	Rows() int
+	NNZ() (a, b, c int)
+	Coeffs() int
+	Coeff(i int) fr.Element
+	// Row appends row r of matrix m to dst, its columns in increasing
+	// order.
+	Row(m, r int, dst []Entry) []Entry
+}
+
+var (
+	_ Rows = (*System)(nil)
+	_ Rows = (*Repeated)(nil)
+)
+
+// UnusedOf returns, per wire, whether matrix m of rs leaves it out of
+// every row (System.Unused, for any Rows).
+func UnusedOf(rs Rows, m int) []bool {
+	if s, ok := rs.(*System); ok {
+		return s.Unused(m)
+	}
+	u := make([]bool, rs.Wires())
+	for i := range u {
+		u[i] = true
+	}
+	var row []Entry
+	for r := range rs.Rows() {
+		row = rs.Row(m, r, row[:0])
+		for _, e := range row {
+			u[e.Col] = false
+		}
+	}
+	return u
+}
+
+// oneID is the index of the coefficient 1 in the block's table, or the
+// table's length where it has none (Coeffs then counts one more).
+func (r *Repeated) oneID() int {
+	for i, k := range r.block.kinds {
+		if k == kindOne {
+			return i
+		}
+	}
+	return len(r.block.coeffs)
+}
+
+// NNZ is the entries of A, B and C over every copy, and A's of the
+// per-input rows.
+func (r *Repeated) NNZ() (a, b, c int) {
+	a, b, c = r.block.NNZ()
+	a, b, c = a*r.copies, b*r.copies, c*r.copies
+	if r.inputRows {
+		a += r.inputs()
+	}
+	return a, b, c
+}
+
+// Coeffs is the number of distinct coefficients: the block's, and 1
+// where the per-input rows need it and the block has none.
+func (r *Repeated) Coeffs() int {
+	if r.inputRows && r.oneID() == len(r.block.coeffs) {
+		return len(r.block.coeffs) + 1
+	}
+	return len(r.block.coeffs)
+}
+
+// Coeff returns coefficient i.
+func (r *Repeated) Coeff(i int) fr.Element {
+	if i == len(r.block.coeffs) {
+		return one
+	}
+	return r.block.coeffs[i]
+}
+
+// Row appends row row of matrix m: a copy's row, its columns moved onto
+// the copy's, or a per-input row (input i times 1 in A, empty in B and
+// C), as Eval evaluates them.
+func (r *Repeated) Row(m, row int, dst []Entry) []Entry {
+	blockRows := r.block.Rows()
+	body := r.copies * blockRows
+	switch {
+	case row < body:
+		j, r0 := row/blockRows, row%blockRows
+		cols := columnMap{inLimit: uint32(r.blockIn), inShift: uint32(j * r.blockIn),
+			auxShift: uint32(r.inputs() + j*r.blockAux - 1 - r.blockIn)}
+		n := len(dst)
+		dst = r.block.Row(m, r0, dst)
+		for k := n; k < len(dst); k++ {
+			dst[k].Col = cols.of(dst[k].Col)
+		}
+	case r.inputRows && m == A && row < body+r.inputs():
+		dst = append(dst, Entry{Col: uint32(row - body), Coeff: uint32(r.oneID())})
+	}
+	return dst
+}
+
+// Block returns the repeated block, its copies and its inputs (ONE
+// aside).
+func (r *Repeated) Block() (block *System, copies, blockInputs int) {
+	return r.block, r.copies, r.blockIn
+}
