@@ -31,7 +31,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -85,6 +84,9 @@ type Config struct {
 	MaxBackoff  time.Duration
 	// PartSize of multipart transfers (0: 16 MiB).
 	PartSize int64
+	// DownloadChunk is the range DownloadFile fetches and records at a
+	// time (0: 64 MiB): a cut download resumes from its last chunk.
+	DownloadChunk int64
 	// CABundle is a PEM file of the CAs trusted for an HTTPS Endpoint
 	// instead of the system's; empty: $AWS_CA_BUNDLE if set (the SDK
 	// reads it), else the system's.
@@ -520,44 +522,3 @@ func (s *Store) PutStream(ctx context.Context, key string, size int64, write fun
 
 var errUploadEnded = errors.New("upload ended")
 
-// DownloadFile fetches a large object with parallel ranged GETs into a
-// temporary file beside dst, checks its SHA-256 and renames it into place,
-// so dst is either absent or whole and correct.
-func (s *Store) DownloadFile(ctx context.Context, key, dst string) error {
-	want, err := s.Head(ctx, key)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	_, err = s.tm.DownloadObject(ctx, &transfermanager.DownloadObjectInput{
-		Bucket: &s.cfg.Bucket, Key: aws.String(s.key(key)), WriterAt: tmp,
-	})
-	if err != nil {
-		return s.readErr("download", key, err)
-	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, tmp); err != nil {
-		return err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); want == "" || got != want {
-		return fmt.Errorf("s3 download %s/%s: %w (recorded %q, read %s)", s.cfg.Bucket, s.key(key), ErrChecksum, want, got)
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
-}

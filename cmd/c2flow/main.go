@@ -41,6 +41,7 @@ func commands() map[string]cli.Command {
 		"sim":     {Summary: "fleet-scale simulation: W simulated worker hosts on the real workflows, Temporal and budgets; throughput vs ideal, scheduling overhead", Run: lab.RunSim},
 
 		"verify-post":  {Summary: "verify-post --vk FILE | --filecoin-params DIR RECORDS...: verify WindowPoSt and WinningPoSt proofs (one JSON record a line: registered_proof, prover_id, randomness, replicas, proof)", Run: lab.RunVerifyPost},
+		"params":       {Summary: "params import --proofs P1,P2 DIR: check a provider's Filecoin parameters once, record their circuits and convert their keys into the files every worker of this box maps", Run: lab.RunParams},
 		"plan":         {Summary: "plan --proof P [--gpus N]: what a box needs for a proof (disk, keys and system in memory, per partition, per GPU), from its circuit's counts", Run: lab.RunPlan},
 		"post-vanilla": {Summary: "the PoSt test generator: seal committed-capacity sectors (2KiB, 8MiB), write their PoSt vanilla proofs as GenerateSingleVanillaProof returns them and the verify-post record", Run: lab.RunPostVanilla},
 		"verify-seal":  {Summary: "verify-seal --vk FILE RECORDS...: verify Filecoin seal proofs (rust-fil-proofs' regression record lines) with a bellperson .vk", Run: lab.RunVerifySeal},
