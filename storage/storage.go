@@ -521,4 +521,3 @@ func (s *Store) PutStream(ctx context.Context, key string, size int64, write fun
 }
 
 var errUploadEnded = errors.New("upload ended")
-
