@@ -51,6 +51,14 @@ func TestKeyFileConvertedOncePerBox(t *testing.T) {
 	if st.Size() != first.KeyBytes || first.KeyBytes < 1<<20 || first.SystemBytes < 1<<20 {
 		t.Fatalf("mapped %+v, key file %d bytes", first, st.Size())
 	}
+	// c2flow plan sizes the key file from the counted circuit alone.
+	plan, err := snark.PlanOf(proof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.KeyFileBytes != first.KeyBytes {
+		t.Errorf("plan: a key file of %d bytes, made: %d", plan.KeyFileBytes, first.KeyBytes)
+	}
 
 	second, logs := load("second process")
 	if strings.Contains(logs, "circuit recorded") || strings.Contains(logs, "converted") {

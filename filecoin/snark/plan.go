@@ -37,8 +37,10 @@ type Plan struct {
 	// length. Exact: equal to a development setup's file (TestPlanIsExact).
 	ParamsBytes, VKBytes int64
 	// KeyBytes is the proving key's points in memory (gnark-crypto
-	// affine: as many bytes as the file's).
-	KeyBytes int64
+	// affine: as many bytes as the file's). KeyFileBytes is the key file
+	// every worker process of the box maps (groth.WriteKeyFile): the
+	// points, the densities (a byte a wire and matrix), its header.
+	KeyBytes, KeyFileBytes int64
 	// SystemBytes is the recorded constraint system the device phase
 	// evaluates a, b, c from.
 	SystemBytes int64
@@ -92,6 +94,7 @@ func PlanOf(proof string) (Plan, error) {
 	g1 := h + int64(st.Aux) + a + b
 	p.KeyBytes = g1*g1Bytes + b*g2Bytes
 	p.ParamsBytes = p.VKBytes + 5*4 + p.KeyBytes
+	p.KeyFileBytes = keyFileBytes(h, int64(st.Aux), a, b, wires)
 	if sys == 0 {
 		sys = wholeSystemBytes(st)
 	}
@@ -105,6 +108,24 @@ func PlanOf(proof string) (Plan, error) {
 	return p, nil
 }
 
+// keyFileBytes is the size of a key file (internal/mapped's layout: a
+// page of header, each section at a multiple of 64 bytes, a 32-byte
+// digest) of a key with h Z points, k K points, a A points, b B points
+// in G1 and G2, over wires wires.
+func keyFileBytes(h, k, a, b, wires int64) int64 {
+	off := int64(4096)
+	for _, n := range []int64{a * g1Bytes, b * g1Bytes, k * g1Bytes, h * g1Bytes, b * g2Bytes, wires, wires} {
+		off = (off+63)/64*64 + n
+	}
+	return off + 32
+}
+
+// ProcessBytes is what one worker process holds beyond the mapped key and
+// system and its partitions: its runtime, clients and tables (bench load
+// measured 15-20 MB of private memory in a process that holds a 512MiB
+// PoRep circuit mapped; a worker's Temporal and S3 clients add some).
+const ProcessBytes = 64 << 20
+
 // trimUpdate takes an update profile's name to its update proof's.
 func trimUpdate(proof string) string {
 	name, _ := strings.CutPrefix(proof, UpdatePrefix)
@@ -113,11 +134,12 @@ func trimUpdate(proof string) string {
 
 // HostBytes is the memory a host needs for the proof with processes
 // worker processes, partitionWorkers partitions in flight and gpus
-// device lanes: each process holds its own keys and system today (they
-// are not yet mapped and shared: issue 56), then the partitions and the
+// device lanes: the key file and the system once (mapped by every
+// process, one copy in the page cache), each process's own, then the
+// partitions and the
 // lanes.
 func (p Plan) HostBytes(processes, partitionWorkers, gpus int) int64 {
-	return int64(processes)*(p.KeyBytes+p.SystemBytes) + int64(partitionWorkers)*p.PartitionBytes + int64(gpus)*p.LaneBytes
+	return p.KeyFileBytes + p.SystemBytes + int64(processes)*ProcessBytes + int64(partitionWorkers)*p.PartitionBytes + int64(gpus)*p.LaneBytes
 }
 
 // Write writes the plan for people, then one line of key=value pairs
@@ -129,17 +151,17 @@ func (p Plan) Write(w io.Writer, processes, partitionWorkers, gpus int) error {
 	fmt.Fprintf(tw, "proof\t%s: %d partition(s) a job, %d constraints each (FFT domain 2^%d), %d inputs, %d aux\n",
 		p.Proof, p.Partitions, p.Stats.Constraints+p.Stats.Inputs, units.Log2(int(p.Domain)), p.Stats.Inputs, p.Stats.Aux)
 	fmt.Fprintf(tw, "disk\t%s: the .params file (%s of it the verifying key), once per box\n", b(p.ParamsBytes), b(p.VKBytes))
-	fmt.Fprintf(tw, "keys in memory\t%s: the proving key's points\n", b(p.KeyBytes))
-	fmt.Fprintf(tw, "system in memory\t%s: the recorded constraint system, per circuit\n", b(p.SystemBytes))
+	fmt.Fprintf(tw, "keys in memory\t%s: the proving key's points (a key file of %s, mapped once per box: c2flow params import)\n", b(p.KeyBytes), b(p.KeyFileBytes))
+	fmt.Fprintf(tw, "system in memory\t%s: the recorded constraint system, mapped once per box\n", b(p.SystemBytes))
 	fmt.Fprintf(tw, "per partition\t%s: one synthesis in flight (packed, at most)\n", b(p.PartitionBytes))
 	fmt.Fprintf(tw, "per device lane\t%s on the host (NTT vectors)\n", b(p.LaneBytes))
 	fmt.Fprintf(tw, "per GPU\t%s with the G1 bases resident, %s streaming them (icicle's MSM scratch not counted)\n", b(p.DeviceBytes), b(p.DeviceMinBytes))
-	fmt.Fprintf(tw, "this host\t%s RAM for %d worker process(es) (each holds its own keys and system today), %d partition(s) in flight, %d device(s)\n",
-		b(p.HostBytes(processes, partitionWorkers, gpus)), processes, partitionWorkers, gpus)
+	fmt.Fprintf(tw, "this host\t%s RAM for %d worker process(es) (sharing one mapped key and system, %s each of their own), %d partition(s) in flight, %d device(s)\n",
+		b(p.HostBytes(processes, partitionWorkers, gpus)), processes, b(ProcessBytes), partitionWorkers, gpus)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "params_bytes=%d vk_bytes=%d key_bytes=%d system_bytes=%d partition_bytes=%d lane_bytes=%d device_bytes=%d device_min_bytes=%d host_bytes=%d\n",
-		p.ParamsBytes, p.VKBytes, p.KeyBytes, p.SystemBytes, p.PartitionBytes, p.LaneBytes, p.DeviceBytes, p.DeviceMinBytes, p.HostBytes(processes, partitionWorkers, gpus))
+	_, err := fmt.Fprintf(w, "params_bytes=%d vk_bytes=%d key_bytes=%d key_file_bytes=%d system_bytes=%d partition_bytes=%d lane_bytes=%d device_bytes=%d device_min_bytes=%d host_bytes=%d\n",
+		p.ParamsBytes, p.VKBytes, p.KeyBytes, p.KeyFileBytes, p.SystemBytes, p.PartitionBytes, p.LaneBytes, p.DeviceBytes, p.DeviceMinBytes, p.HostBytes(processes, partitionWorkers, gpus))
 	return err
 }
