@@ -312,7 +312,7 @@ type BudgetStats struct {
 	InFlight  int   `json:"in_flight"`
 	Peak      int   `json:"peak"`
 	HeldBytes int64 `json:"held_bytes"` // of the witnesses held, packed
-	KeyBytes  int64 `json:"key_bytes"`  // of the proving keys loaded (held out of a byte budget)
+	KeyBytes  int64 `json:"key_bytes"`  // of the proving keys loaded, mapped (held out of a byte budget)
 	// SystemBytes are the loaded circuits' recorded constraint systems;
 	// ExpansionBytes what the device lanes may hold at once: Lanes times
 	// the largest loaded circuit's device-phase expansion.

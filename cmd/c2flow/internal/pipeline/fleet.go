@@ -74,7 +74,7 @@ func RunFleet(ctx context.Context, args []string) error {
 		if age > 4*activities.PublishEvery {
 			stale = " (stale: stopped or cut off?)"
 		}
-		fmt.Printf("%s roles=%s devices=%s, %v ago%s\n  witnesses: %d held, %s packed; %d synthesizing; budget %s\n  device lanes: %d, expansion %s; circuits: keys %s, systems %s\n",
+		fmt.Printf("%s roles=%s devices=%s, %v ago%s\n  witnesses: %d held, %s packed; %d synthesizing; budget %s\n  device lanes: %d, expansion %s; circuits mapped (one copy a box, in the page cache): keys %s, systems %s\n",
 			h.ID, strings.Join(h.Roles, ","), strings.Join(h.Devices, ","), age, stale,
 			b.Held, units.Bytes(uint64(b.HeldBytes)), b.Running, budgetLimit(b),
 			b.Lanes, units.Bytes(uint64(b.ExpansionBytes)), units.Bytes(uint64(b.KeyBytes)), units.Bytes(uint64(b.SystemBytes)))
