@@ -39,25 +39,10 @@ func (s *Shape) WriteTo(w io.Writer) (int64, error) {
 		return 0, fmt.Errorf("writing shape: %w", s.overflow)
 	}
 	cw := &iocount.Writer{W: w}
-	bw := bufio.NewWriterSize(cw, 1<<20)
-	var b8 [8]byte
-	u64 := func(x int) {
-		binary.LittleEndian.PutUint64(b8[:], uint64(x))
-		bw.Write(b8[:])
-	}
-	u32 := func(x uint32) {
-		binary.LittleEndian.PutUint32(b8[:4], x)
-		bw.Write(b8[:4])
-	}
-	bw.Write(shapeMagic[:])
-	ic := 0
-	if s.InputConstraints {
-		ic = 1
-	}
+	sw := newShapeWriter(cw)
+	bw, u64, u32 := sw.bw, sw.u64, sw.u32
 	rows := s.NumConstraints()
-	for _, x := range []int{s.NumInputs, s.NumAux, s.NumSynthesized, ic, rows, len(s.Coeffs)} {
-		u64(x)
-	}
+	sw.header(s.NumInputs, s.NumAux, s.NumSynthesized, s.InputConstraints, rows, len(s.Coeffs))
 	for i := range s.Coeffs {
 		b := s.Coeffs[i].Bytes()
 		bw.Write(b[:])
@@ -229,6 +214,37 @@ func (c *countReader) Read(p []byte) (int, error) {
 		c.h.Write(p[:n])
 	}
 	return n, err
+}
+
+// shapeWriter writes WriteTo's format, buffered: what a Shape and a
+// System ([SystemDigest]) serialize through.
+type shapeWriter struct {
+	bw *bufio.Writer
+	b8 [8]byte
+}
+
+func newShapeWriter(w io.Writer) *shapeWriter { return &shapeWriter{bw: bufio.NewWriterSize(w, 1<<20)} }
+
+func (w *shapeWriter) u64(x int) {
+	binary.LittleEndian.PutUint64(w.b8[:], uint64(x))
+	w.bw.Write(w.b8[:])
+}
+
+func (w *shapeWriter) u32(x uint32) {
+	binary.LittleEndian.PutUint32(w.b8[:4], x)
+	w.bw.Write(w.b8[:4])
+}
+
+// header writes the magic and the counts.
+func (w *shapeWriter) header(inputs, aux, synthesized int, inputConstraints bool, rows, coeffs int) {
+	w.bw.Write(shapeMagic[:])
+	ic := 0
+	if inputConstraints {
+		ic = 1
+	}
+	for _, x := range []int{inputs, aux, synthesized, ic, rows, coeffs} {
+		w.u64(x)
+	}
 }
 
 // ShapeFile returns the path of the shape with the given digest in dir.

@@ -20,6 +20,26 @@ func manyCubics(cs System, n int) {
 	}
 }
 
+// bothSystems are the systems of manyCubics(n), whose shape is shape:
+// the Shape's converted, and a Recorder's.
+func bothSystems(t *testing.T, shape *Shape, n int) map[string]*packed.System {
+	t.Helper()
+	fromShape, err := shape.System()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := NewCounter()
+	manyCubics(counter, n)
+	rec := NewRecorder(counter.Stats())
+	manyCubics(rec, n)
+	rec.AppendInputConstraints()
+	recorded, err := rec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]*packed.System{"shape": fromShape, "recorder": recorded}
+}
+
 // The packed witness holds the dense one's values, and a, b, c evaluated
 // from it by the system a Shape converts to, or a Recorder records, equal
 // the witness builder's a, b, c element for element.
@@ -54,20 +74,7 @@ func TestPackedEvaluationMatchesDense(t *testing.T) {
 	shape := NewShape()
 	manyCubics(shape, n)
 	shape.AppendInputConstraints()
-	fromShape, err := shape.System()
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter := NewCounter()
-	manyCubics(counter, n)
-	rec := NewRecorder(counter.Stats())
-	manyCubics(rec, n)
-	rec.AppendInputConstraints()
-	recorded, err := rec.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, sys := range map[string]*packed.System{"shape": fromShape, "recorder": recorded} {
+	for name, sys := range bothSystems(t, shape, n) {
 		if sys.Rows() != len(dense.A) {
 			t.Fatalf("%s: %d rows, the witness %d constraints", name, sys.Rows(), len(dense.A))
 		}
@@ -118,20 +125,7 @@ func TestSystemDigestIsTheShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromShape, err := shape.System()
-	if err != nil {
-		t.Fatal(err)
-	}
-	counter := NewCounter()
-	manyCubics(counter, n)
-	rec := NewRecorder(counter.Stats())
-	manyCubics(rec, n)
-	rec.AppendInputConstraints()
-	recorded, err := rec.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, sys := range map[string]*packed.System{"shape": fromShape, "recorder": recorded} {
+	for name, sys := range bothSystems(t, shape, n) {
 		got, err := SystemDigest(sys, shape.NumInputs)
 		if err != nil {
 			t.Fatal(err)

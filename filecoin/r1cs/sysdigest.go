@@ -1,9 +1,7 @@
 package r1cs
 
 import (
-	"bufio"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -33,20 +31,9 @@ func writeShapeOf(w io.Writer, sys packed.Rows, numInputs int) error {
 	if numInputs < 1 || numInputs > wires || rows < numInputs {
 		return fmt.Errorf("shape of a system of %d wires and %d rows with %d inputs: %w", wires, rows, numInputs, ErrBadShapeFile)
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var b8 [8]byte
-	u64 := func(x int) {
-		binary.LittleEndian.PutUint64(b8[:], uint64(x))
-		bw.Write(b8[:])
-	}
-	u32 := func(x uint32) {
-		binary.LittleEndian.PutUint32(b8[:4], x)
-		bw.Write(b8[:4])
-	}
-	bw.Write(shapeMagic[:])
-	for _, x := range []int{numInputs, wires - numInputs, rows - numInputs, 1, rows, sys.Coeffs()} {
-		u64(x)
-	}
+	sw := newShapeWriter(w)
+	bw, u64, u32 := sw.bw, sw.u64, sw.u32
+	sw.header(numInputs, wires-numInputs, rows-numInputs, true, rows, sys.Coeffs())
 	for i := range sys.Coeffs() {
 		c := sys.Coeff(i)
 		b := c.Bytes()
