@@ -339,3 +339,46 @@ func TestGatewayProvesWinning32GiB(t *testing.T) {
 	t.Logf("32GiB WinningPoSt through the gateway, submit to result: first %v (keys loaded on first use), warm %v (synthesis %d ms, device phase %d ms, total %d ms)",
 		cold.Round(time.Millisecond), warm.Round(time.Millisecond), res2.SynthesisMs, res2.GpuComputeMs, res2.TotalMs)
 }
+
+// A 512MiB WindowPoSt partition (2 sectors, 85,489 constraints), its
+// vanilla proofs opened in sparse 512MiB replicas, sent by Curio's client
+// to c2flow dev as Curio builds the request, gets a 192-byte proof that
+// Filecoin's verification accepts under the development .vk; a flipped
+// byte does not verify (issue 56: the largest WindowPoSt whose setup fits
+// this machine).
+func TestGatewayProvesWindow512MiB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("proves a 512MiB WindowPoSt partition through c2flow dev")
+	}
+	d := startDevCuzk(t, "--dev-setup", "--dev-setup-proofs", "StackedDrgWindow512MiBV1_2")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	curio := newCurioClient(t, d.cuzk)
+	var r [32]byte
+	for i := range r {
+		r[i] = byte(7 * i)
+	}
+	w := newCurioPoSt(t, proofs.StackedDrgWindow512MiBV1_2, 6000, r, 11, 12)
+	req := w.windowRequest(t, 0)
+	if req.SectorSize != 512<<20 {
+		t.Fatalf("sector size %d", req.SectorSize)
+	}
+	t0 := time.Now()
+	res, err := curio.Prove(ctx, req)
+	if err != nil {
+		t.Fatalf("512MiB WindowPoSt: %v\n%s", err, d.proc.output())
+	}
+	if len(res.Proof) != 192 {
+		t.Fatalf("a %d-byte proof, want 192", len(res.Proof))
+	}
+	if err := w.verify(t, d, res.Proof); err != nil {
+		t.Fatalf("the 512MiB WindowPoSt proof does not verify: %v", err)
+	}
+	bad := append([]byte(nil), res.Proof...)
+	bad[7] ^= 1
+	if w.verify(t, d, bad) == nil {
+		t.Fatal("a 512MiB WindowPoSt proof with a flipped byte verifies")
+	}
+	t.Logf("512MiB WindowPoSt partition through the gateway, submit to result %v (keys loaded on first use; synthesis %d ms, device phase %d ms)",
+		time.Since(t0).Round(time.Millisecond), res.SynthesisMs, res.GpuComputeMs)
+}
