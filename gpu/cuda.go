@@ -76,6 +76,9 @@ type CUDA struct {
 	// stage is how many rows Quotient stages at a time; 0 is
 	// quotientChunk (tests stage fewer).
 	stage int
+	// refuseAlloc, when set, refuses the allocations it names (tests:
+	// icicle's CPU backend is never full).
+	refuseAlloc func(what string) bool
 }
 
 var _ Quotienter = (*CUDA)(nil)
@@ -241,10 +244,56 @@ func (c *CUDA) locked(f func() error) error {
 func (c *CUDA) taken() int64 { return c.used + c.working }
 
 func ierr(what string, e icicle_runtime.EIcicleError) error {
-	if e == icicle_runtime.Success {
+	switch e {
+	case icicle_runtime.Success:
 		return nil
+	case icicle_runtime.OutOfMemory, icicle_runtime.AllocationFailed:
+		// The operation's own scratch (an MSM's buckets): the device
+		// was full, not at fault.
+		return &MemoryError{What: what, Err: fmt.Errorf("icicle: %s", e.AsString())}
 	}
 	return fmt.Errorf("icicle: %s: %s", what, e.AsString())
+}
+
+// memoryError completes a MemoryError of an operation on c with what c
+// held; call it holding c.mu.
+func (c *CUDA) memoryError(err error) error {
+	var m *MemoryError
+	if errors.As(err, &m) && m.Device == "" {
+		m.Device, m.Resident, m.Working, m.Limit = c.Name(), c.used, c.working, c.limit
+	}
+	return err
+}
+
+// alloc allocates n elements of size bytes on the device, checked (icicle's
+// CopyToDevice(dst, true) drops Malloc's error, and its next check then
+// panics): a refusal is a MemoryError naming the size and what the
+// backend holds. Call it on the device thread, holding c.mu.
+func (c *CUDA) alloc(what string, size int64, n int) (icicle_core.DeviceSlice, error) {
+	var d icicle_core.DeviceSlice
+	e := icicle_runtime.AllocationFailed
+	if c.refuseAlloc == nil || !c.refuseAlloc(what) {
+		_, e = d.Malloc(int(size), n)
+	}
+	if e != icicle_runtime.Success {
+		return icicle_core.DeviceSlice{}, c.memoryError(&MemoryError{What: what, Bytes: size * int64(n), Err: fmt.Errorf("icicle: %s", e.AsString())})
+	}
+	return d, nil
+}
+
+// upload copies host into the device slice dst, checked (icicle's
+// HostSlice.CopyToDevice drops the copy's error). Call it on the device
+// thread.
+func upload[T any](what string, dst icicle_core.DeviceSlice, host []T) error {
+	if len(host) == 0 {
+		return nil
+	}
+	size := len(host) * int(unsafe.Sizeof(host[0]))
+	if size > dst.Cap() {
+		return fmt.Errorf("icicle: %s: %d bytes into a device slice of %d", what, size, dst.Cap())
+	}
+	_, e := icicle_runtime.CopyToDevice(dst.AsUnsafePointer(), unsafe.Pointer(unsafe.SliceData(host)), uint(size))
+	return ierr(what, e)
 }
 
 // resident returns the device copy of a base slice, uploading it (and
@@ -265,8 +314,18 @@ func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool,
 		}
 		return icicle_core.DeviceSlice{}, false, nil
 	}
-	var d icicle_core.DeviceSlice
-	icicle_core.HostSliceFromElements(points).CopyToDevice(&d, true)
+	d, err := c.alloc("msm bases", g1AffineBytes, len(points))
+	if err != nil {
+		// Another process's allocations, or what icicle keeps: the set
+		// is streamed, as one that does not fit the limit.
+		c.streamed[key] = true
+		c.log.Warn("msm bases streamed in chunks: the device refused their allocation", "points", len(points), "bytes", size, "err", err)
+		return icicle_core.DeviceSlice{}, false, nil
+	}
+	if err := upload("msm bases", d, points); err != nil {
+		d.Free()
+		return icicle_core.DeviceSlice{}, false, err
+	}
 	if err := ierr("bases from Montgomery form", icicle_bls.AffineFromMontgomery(d)); err != nil {
 		d.Free()
 		return d, false, err
@@ -339,7 +398,17 @@ func (c *CUDA) MSMG1(ctx context.Context, points []curve.G1Affine, scalars []fr.
 		res = projectiveToJac(out[0])
 		return nil
 	})
-	return res, err
+	return res, c.memoryErrorLocked(err)
+}
+
+// memoryErrorLocked is memoryError taking c.mu.
+func (c *CUDA) memoryErrorLocked(err error) error {
+	if err == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.memoryError(err)
 }
 
 // projectiveToJac converts icicle's projective (X/Z, Y/Z), standard form,
@@ -423,11 +492,18 @@ func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, k nttKind
 	if err := checkNTT(ctx, d, v); err != nil {
 		return err
 	}
-	return c.locked(func() error {
+	var refused error
+	err := c.locked(func() error {
 		host := icicle_core.HostSliceFromElements(v)
-		var dev icicle_core.DeviceSlice
-		host.CopyToDevice(&dev, true)
+		dev, err := c.alloc(k.name+" vector", scalarBytes, len(v))
+		if err != nil {
+			refused = err
+			return nil
+		}
 		defer dev.Free()
+		if err := upload(k.name+" vector", dev, v); err != nil {
+			return err
+		}
 		if err := ierr(k.name+" input from Montgomery form", icicle_bls.FromMontgomery(dev)); err != nil {
 			return err
 		}
@@ -440,6 +516,17 @@ func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, k nttKind
 		host.CopyFromDevice(&dev)
 		return nil
 	})
+	if err != nil || refused == nil {
+		return c.memoryErrorLocked(err)
+	}
+	// No room for the vector: the host's FFT gives the same result
+	// (gnark's orderings are the backend's), slower.
+	c.log.Warn("ntt on the host: the device refused its vector", "kind", k.name, "elements", len(v), "err", refused)
+	var cpu CPU
+	if k == inverseNTT {
+		return cpu.INTT(ctx, d, v, coset)
+	}
+	return cpu.NTT(ctx, d, v, coset)
 }
 
 // INTT implements Backend: natural order in, bit-reversed out (gnark's DIF).
@@ -496,16 +583,33 @@ func (c *CUDA) Quotient(ctx context.Context, d *fft.Domain, fill Fill) (h []fr.E
 			err = fmt.Errorf("%w (after: %v)", ferr, err)
 		}
 	}()
+	var refused error
 	if err := c.locked(func() error {
 		for i := range v {
-			if _, e := v[i].Malloc(int(scalarBytes), n); e != icicle_runtime.Success {
-				v[i] = icicle_core.DeviceSlice{}
-				return ierr("quotient: allocate a vector", e)
+			d, err := c.alloc("quotient vector", scalarBytes, n)
+			if err != nil {
+				refused = err
+				return nil
 			}
+			v[i] = d
 		}
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	if refused != nil {
+		// The limit said they fit, the device did not: the host's
+		// quotient over the device's NTTs, the vectors freed first.
+		if err := c.locked(func() error {
+			c.working -= size
+			size = 0
+			return freeAll(v[:])
+		}); err != nil {
+			return nil, err
+		}
+		v = [2]icicle_core.DeviceSlice{}
+		c.log.Warn("quotient on the host: the device refused its vectors", "domain", n, "bytes", 2*int64(n)*scalarBytes, "err", refused)
+		return HostQuotient(ctx, c, d, fill)
 	}
 	a, b := &v[0], &v[1]
 
@@ -526,9 +630,7 @@ func (c *CUDA) Quotient(ctx context.Context, d *fft.Domain, fill Fill) (h []fr.E
 				return err
 			}
 			if err := c.locked(func() error {
-				part := dst.Range(lo, lo+len(chunk), false)
-				icicle_core.HostSliceFromElements(chunk).CopyToDevice(&part, false)
-				return nil
+				return upload("quotient: staged rows", dst.Range(lo, lo+len(chunk), false), chunk)
 			}); err != nil {
 				return err
 			}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"math/big"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -212,4 +214,78 @@ func randomMSM(n int) ([]curve.G1Affine, []fr.Element) {
 		scalars[i].SetRandom()
 	}
 	return points, scalars
+}
+
+// Allocations the device refuses are never a crash and never a fault:
+// bases refused are streamed, an NTT's vector refused is transformed on
+// the host, a quotient's vectors refused take the host's path, and every
+// result equals the CPU backend's. A MemoryError quarantines nothing.
+func TestCUDAAllocationRefused(t *testing.T) {
+	ctx := context.Background()
+	gpu := openTest(t)
+	var asked []string
+	gpu.refuseAlloc = func(what string) bool { asked = append(asked, what); return true }
+	cpu := &CPU{}
+
+	const n = 1 << 10
+	points, scalars := randomMSM(n)
+	want, _ := cpu.MSMG1(ctx, points, scalars)
+	got, err := gpu.MSMG1(ctx, points, scalars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(&want) || gpu.used != 0 || !gpu.streamed[basesKey{&points[0], n}] {
+		t.Fatalf("refused bases: equal %v, %d bytes resident, streamed %v", got.Equal(&want), gpu.used, gpu.streamed)
+	}
+
+	d := fft.NewDomain(n)
+	a := make([]fr.Element, n)
+	for i := range a {
+		a[i].SetRandom()
+	}
+	b := append([]fr.Element(nil), a...)
+	if err := cpu.INTT(ctx, d, a, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := gpu.INTT(ctx, d, b, true); err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if !a[i].Equal(&b[i]) {
+			t.Fatalf("intt with its vector refused differs at %d", i)
+		}
+	}
+
+	fill, _ := randomABC(n - 3)
+	wantH, err := HostQuotient(ctx, cpu, d, fill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := gpu.Quotient(ctx, d, fill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range wantH {
+		if !h[i].Equal(&wantH[i]) {
+			t.Fatalf("quotient with its vectors refused differs at %d", i)
+		}
+	}
+	if gpu.working != 0 {
+		t.Fatalf("%d bytes still working", gpu.working)
+	}
+	t.Logf("refused: %v", asked)
+	for _, what := range []string{"msm bases", "intt vector", "quotient vector"} {
+		if !slices.Contains(asked, what) {
+			t.Errorf("no %s allocation was asked: %v", what, asked)
+		}
+	}
+
+	mem := gpu.memoryError(&MemoryError{What: "msm", Err: errors.New("icicle: EIcicleError.OutOfMemory")})
+	var f *Fault
+	if errors.As(Faulted(gpu, mem), &f) {
+		t.Fatal("a device out of memory is taken for a faulty one")
+	}
+	if !strings.Contains(mem.Error(), gpu.Name()) || !strings.Contains(mem.Error(), "limit") {
+		t.Fatalf("the error names neither the device nor what it held: %v", mem)
+	}
 }

@@ -42,10 +42,12 @@ func (f *Fault) Unwrap() error { return f.Err }
 // Faulted wraps err, an error of an operation on dev, as a Fault; nil
 // stays nil, and so do a canceled or expired context's error (an
 // operation that was stopped says nothing of the device) and an
-// InputError (nor does bad input).
+// InputError (nor does bad input) and a MemoryError (nor does a device
+// that was full).
 func Faulted(dev Backend, err error) error {
 	var in *InputError
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &in) {
+	var mem *MemoryError
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &in) || errors.As(err, &mem) {
 		return err
 	}
 	return &Fault{Device: dev.Name(), Err: err}
