@@ -61,10 +61,14 @@ type CUDA struct {
 	device icicle_runtime.Device
 	log    *slog.Logger
 	mu     sync.Mutex
-	bases  map[basesKey]icicle_core.DeviceSlice
-	// streamed are the base sets that did not fit, logged once each.
-	streamed map[basesKey]bool
-	domain   uint64 // size the NTT domain was initialised for
+	bases  map[basesKey]*residentBases
+	// tick orders the resident sets' uses, for eviction.
+	tick uint64
+	// streamed are the base sets that did not fit, logged once each;
+	// refused those whose allocation the device refused, streamed from
+	// then on.
+	streamed, refused map[basesKey]bool
+	domain            uint64 // size the NTT domain was initialised for
 	// limit is what the backend may hold on the device (bases resident
 	// plus one call's working space); used is what resident bases hold,
 	// working what running Quotients' vectors hold (they release c.mu
@@ -142,7 +146,7 @@ func NewCUDA(id int, opts ...CUDAOption) (*CUDA, error) {
 		return nil, fmt.Errorf("icicle device %s (type %s) is not available", name, cfg.deviceType)
 	}
 	c := &CUDA{id: id, typ: cfg.deviceType, device: dev, log: cfg.log.With("device", name),
-		bases: map[basesKey]icicle_core.DeviceSlice{}, streamed: map[basesKey]bool{}, quotients: map[quotientPath]bool{}, limit: cfg.deviceMemory}
+		bases: map[basesKey]*residentBases{}, streamed: map[basesKey]bool{}, refused: map[basesKey]bool{}, quotients: map[quotientPath]bool{}, limit: cfg.deviceMemory}
 	var free, total uint
 	reported := true
 	if err := c.run(func() error {
@@ -296,17 +300,32 @@ func upload[T any](what string, dst icicle_core.DeviceSlice, host []T) error {
 	return ierr(what, e)
 }
 
+// residentBases is a base set kept on the device.
+type residentBases struct {
+	d        icicle_core.DeviceSlice
+	size     int64
+	lastUsed uint64
+}
+
 // resident returns the device copy of a base slice, uploading it (and
 // leaving Montgomery form) on first use; ok is false when the set does
-// not fit beside the resident ones, running Quotients' vectors and one
-// call's scalars, and is then streamed (msmStreamed).
+// not fit beside running Quotients' vectors and one call's scalars even
+// with the other resident sets evicted (least recently used first), and
+// is then streamed (msmStreamed). A second circuit on the host so takes
+// the room of the first instead of streaming point by point.
 func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool, error) {
 	key := basesKey{&points[0], len(points)}
-	if d, ok := c.bases[key]; ok {
-		return d, true, nil
+	c.tick++
+	if r, ok := c.bases[key]; ok {
+		r.lastUsed = c.tick
+		return r.d, true, nil
 	}
 	size := int64(len(points)) * g1AffineBytes
-	if c.taken()+size+int64(len(points))*scalarBytes > c.limit {
+	need := size + int64(len(points))*scalarBytes
+	if c.refused[key] {
+		return icicle_core.DeviceSlice{}, false, nil
+	}
+	if c.working+need > c.limit {
 		if !c.streamed[key] {
 			c.streamed[key] = true
 			c.log.Info("msm bases streamed in chunks (they do not fit the device memory limit)", "points", len(points), "bytes", size,
@@ -314,11 +333,14 @@ func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool,
 		}
 		return icicle_core.DeviceSlice{}, false, nil
 	}
+	if err := c.evictFor(need); err != nil {
+		return icicle_core.DeviceSlice{}, false, err
+	}
 	d, err := c.alloc("msm bases", g1AffineBytes, len(points))
 	if err != nil {
 		// Another process's allocations, or what icicle keeps: the set
-		// is streamed, as one that does not fit the limit.
-		c.streamed[key] = true
+		// is streamed from now on, as one that does not fit the limit.
+		c.refused[key] = true
 		c.log.Warn("msm bases streamed in chunks: the device refused their allocation", "points", len(points), "bytes", size, "err", err)
 		return icicle_core.DeviceSlice{}, false, nil
 	}
@@ -330,10 +352,32 @@ func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool,
 		d.Free()
 		return d, false, err
 	}
-	c.bases[key] = d
+	c.bases[key] = &residentBases{d: d, size: size, lastUsed: c.tick}
 	c.used += size
 	c.log.Info("msm bases resident on the device", "points", len(points), "bytes", size, "resident_bytes", c.used, "limit_bytes", c.limit)
 	return d, true, nil
+}
+
+// evictFor frees resident base sets, least recently used first, until
+// need bytes fit beside the rest and the running Quotients' vectors. Call
+// it on the device thread, holding c.mu (no MSM is using a set then).
+func (c *CUDA) evictFor(need int64) error {
+	for c.taken()+need > c.limit && len(c.bases) > 0 {
+		var oldest basesKey
+		var r *residentBases
+		for k, b := range c.bases {
+			if r == nil || b.lastUsed < r.lastUsed {
+				oldest, r = k, b
+			}
+		}
+		if err := ierr("free resident msm bases", r.d.Free()); err != nil {
+			return err
+		}
+		delete(c.bases, oldest)
+		c.used -= r.size
+		c.log.Info("msm bases evicted from the device (least recently used) for another set", "points", oldest.n, "bytes", r.size, "resident_bytes", c.used)
+	}
+	return nil
 }
 
 // chunkPoints is how many points (with their scalars) one streamed chunk
@@ -343,11 +387,20 @@ func (c *CUDA) chunkPoints() int {
 	return int(max((c.limit-c.taken())/(g1AffineBytes+scalarBytes), 1))
 }
 
+// minChunkPoints is the fewest points a streamed chunk should hold: below
+// it, resident sets are evicted to make the room (an MSM of 130M points
+// sent a few thousand at a time would crawl).
+const minChunkPoints = 1 << 20
+
 // msmStreamed is an MSM whose bases are not resident: icicle copies each
 // chunk of host bases (Montgomery form, converted on the device) and
 // scalars, and the chunks' sums are added on the host.
 func (c *CUDA) msmStreamed(ctx context.Context, points []curve.G1Affine, scalars []fr.Element) (curve.G1Jac, error) {
 	var acc curve.G1Jac
+	floor := int64(min(minChunkPoints, len(points))) * (g1AffineBytes + scalarBytes)
+	if err := c.evictFor(floor); err != nil {
+		return acc, err
+	}
 	step := c.chunkPoints()
 	cfg := icicle_msm.GetDefaultMSMConfig()
 	cfg.AreScalarsMontgomeryForm = true

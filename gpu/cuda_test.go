@@ -234,8 +234,8 @@ func TestCUDAAllocationRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Equal(&want) || gpu.used != 0 || !gpu.streamed[basesKey{&points[0], n}] {
-		t.Fatalf("refused bases: equal %v, %d bytes resident, streamed %v", got.Equal(&want), gpu.used, gpu.streamed)
+	if !got.Equal(&want) || gpu.used != 0 || !gpu.refused[basesKey{&points[0], n}] {
+		t.Fatalf("refused bases: equal %v, %d bytes resident, refused %v", got.Equal(&want), gpu.used, gpu.refused)
 	}
 
 	d := fft.NewDomain(n)
@@ -287,5 +287,36 @@ func TestCUDAAllocationRefused(t *testing.T) {
 	}
 	if !strings.Contains(mem.Error(), gpu.Name()) || !strings.Contains(mem.Error(), "limit") {
 		t.Fatalf("the error names neither the device nor what it held: %v", mem)
+	}
+}
+
+// Resident base sets are evicted least recently used when another set
+// needs the room: with room for one set, a second circuit's bases take
+// the first's place (not streamed point by point), and the first comes
+// back when used again; every MSM agrees with the CPU's.
+func TestCUDAResidentBasesEvicted(t *testing.T) {
+	ctx := context.Background()
+	const n = 1 << 10
+	per := int64(n) * (g1AffineBytes + scalarBytes)
+	gpu := openTest(t, WithDeviceMemory(per+per/2))
+	cpu := &CPU{}
+	p1, s1 := randomMSM(n)
+	p2, s2 := randomMSM(n)
+	for i, call := range []struct {
+		points  []curve.G1Affine
+		scalars []fr.Element
+	}{{p1, s1}, {p2, s2}, {p1, s1}} {
+		want, _ := cpu.MSMG1(ctx, call.points, call.scalars)
+		got, err := gpu.MSMG1(ctx, call.points, call.scalars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(&want) {
+			t.Fatalf("call %d differs from the CPU's", i)
+		}
+		key := basesKey{&call.points[0], n}
+		if _, ok := gpu.bases[key]; !ok || len(gpu.bases) != 1 || gpu.used != int64(n)*g1AffineBytes {
+			t.Fatalf("call %d: %d sets resident (this one: %v), %d bytes", i, len(gpu.bases), ok, gpu.used)
+		}
 	}
 }
