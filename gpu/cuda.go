@@ -69,6 +69,10 @@ type CUDA struct {
 	// then on.
 	streamed, refused map[basesKey]bool
 	domain            uint64 // size the NTT domain was initialised for
+	// twiddles is what the NTT domain holds on the device: a root of unity
+	// per element (icicle's domain for 2^27 is 4 GiB), counted beside the
+	// bases so that a 2^27 domain is not left to the fixed margin.
+	twiddles int64
 	// limit is what the backend may hold on the device (bases resident
 	// plus one call's working space); used is what resident bases hold,
 	// working what running Quotients' vectors hold (they release c.mu
@@ -243,9 +247,9 @@ func (c *CUDA) locked(f func() error) error {
 	return c.run(f)
 }
 
-// taken is the device memory the backend holds: resident bases and
-// running Quotients' vectors.
-func (c *CUDA) taken() int64 { return c.used + c.working }
+// taken is the device memory the backend holds: resident bases, running
+// Quotients' vectors and the NTT domain's twiddles.
+func (c *CUDA) taken() int64 { return c.used + c.working + c.twiddles }
 
 func ierr(what string, e icicle_runtime.EIcicleError) error {
 	switch e {
@@ -492,6 +496,7 @@ func (c *CUDA) initDomain(n uint64) error {
 		if err := ierr("release ntt domain", icicle_ntt.ReleaseDomain()); err != nil {
 			return err
 		}
+		c.domain, c.twiddles = 0, 0
 	}
 	gen, err := fft.Generator(n)
 	if err != nil {
@@ -500,10 +505,14 @@ func (c *CUDA) initDomain(n uint64) error {
 	bits := gen.Bits()
 	var rou icicle_bls.ScalarField
 	rou.FromLimbs(icicle_core.ConvertUint64ArrToUint32Arr(bits[:]))
-	if err := ierr("init ntt domain", icicle_ntt.InitDomain(rou, icicle_core.GetDefaultNTTInitDomainConfig())); err != nil {
+	size := int64(n) * scalarBytes
+	if err := c.evictFor(size); err != nil {
 		return err
 	}
-	c.domain = n
+	if err := ierr("init ntt domain", icicle_ntt.InitDomain(rou, icicle_core.GetDefaultNTTInitDomainConfig())); err != nil {
+		return c.memoryError(err)
+	}
+	c.domain, c.twiddles = n, size
 	return nil
 }
 

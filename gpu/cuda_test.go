@@ -153,6 +153,9 @@ func TestCUDAQuotientMatchesHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("device", got)
+		if gpu.twiddles != int64(n)*scalarBytes || gpu.taken() != gpu.used+gpu.twiddles {
+			t.Fatalf("2^%d: twiddles counted %d bytes, %d taken", logN, gpu.twiddles, gpu.taken())
+		}
 		if *largest > gpu.stage || !gpu.quotients[quotientPath{n, true}] || gpu.working != 0 {
 			t.Fatalf("2^%d: device path: largest chunk %d rows (stage %d), logged %v, %d bytes still working",
 				logN, *largest, gpu.stage, gpu.quotients, gpu.working)
