@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"math/big"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -173,6 +174,11 @@ type Partial struct {
 	DeviceStart time.Time     // slot acquired
 	NTTTime     time.Duration
 	MSMTime     time.Duration
+	// BusyTime is what the device's own operations took of DeviceTime:
+	// the NTTs and MSMs, less the host's evaluation of a, b, c inside the
+	// quotient; the rest of the slot's hold is host work (expanding the
+	// scalars, staging).
+	BusyTime time.Duration
 
 	ar, bs1, krs, h curve.G1Jac
 	w               *packed.Vector // the assignment, for the B-in-G2 MSM
@@ -206,6 +212,7 @@ type Quotient struct {
 	h         []fr.Element
 	g2        chan g2Result
 	nttTime   time.Duration
+	busy      time.Duration // the quotient's device operations, its evaluation left out
 }
 
 // Bytes is the memory the quotient holds (the assignment and H).
@@ -254,13 +261,19 @@ func (p *Prover) Quotient(ctx context.Context, dev gpu.Held, sol *Solution) (*Qu
 	}
 	p.Log.Info("GPU_START", "partition", sol.Partition, "device", dev.Name(), "bytes", sol.Bytes(), "queue_ms", dev.Queue.Milliseconds())
 	t0 := time.Now()
-	fill := func(which, lo int, dst []fr.Element) error { return sys.Eval(which, q.w, lo, dst) }
+	var evalNs atomic.Int64
+	fill := func(which, lo int, dst []fr.Element) error {
+		t := time.Now()
+		defer func() { evalNs.Add(int64(time.Since(t))) }()
+		return sys.Eval(which, q.w, lo, dst)
+	}
 	h, err := gpu.Quotient(ctx, dev.Backend, &p.Keys.PK.Domain, fill)
 	if err != nil {
 		return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: H: %w", sol.Partition, err))
 	}
 	sol.W = nil // the quotient holds the assignment now
 	q.h, q.nttTime = h, time.Since(t0)
+	q.busy = q.nttTime - time.Duration(evalNs.Load())
 	return q, nil
 }
 
@@ -270,7 +283,12 @@ func (p *Prover) Quotient(ctx context.Context, dev gpu.Held, sol *Solution) (*Qu
 func (p *Prover) MSM(ctx context.Context, dev gpu.Held, q *Quotient) (*Partial, error) {
 	pk := p.Keys.PK
 	pt := &Partial{Partition: q.partition, Device: dev.Name(), QueueTime: dev.Queue, DeviceStart: dev.Start,
-		NTTTime: q.nttTime, w: q.w, g2: q.g2}
+		NTTTime: q.nttTime, BusyTime: q.busy, w: q.w, g2: q.g2}
+	msm := func(points []curve.G1Affine, scalars []fr.Element) (curve.G1Jac, error) {
+		t := time.Now()
+		defer func() { pt.BusyTime += time.Since(t) }()
+		return dev.MSMG1(ctx, points, scalars)
+	}
 	t1 := time.Now()
 	sizeH := int(pk.Domain.Cardinality - 1) // deg(H) = n-2
 	buf := make([]fr.Element, min(p.chunk(), q.w.Len()))
@@ -285,15 +303,13 @@ func (p *Prover) MSM(ctx context.Context, dev gpu.Held, q *Quotient) (*Partial, 
 		{&pt.krs, pk.G1.K, p.Keys.NbPublic, nil},
 	} {
 		var err error
-		*m.dst, err = msmPacked(q.w, m.from, m.skip, m.points, buf, func(points []curve.G1Affine, scalars []fr.Element) (curve.G1Jac, error) {
-			return dev.MSMG1(ctx, points, scalars)
-		})
+		*m.dst, err = msmPacked(q.w, m.from, m.skip, m.points, buf, msm)
 		if err != nil {
 			return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: %w", q.partition, err))
 		}
 	}
 	buf = nil
-	h, err := dev.MSMG1(ctx, pk.G1.Z, q.h[:sizeH])
+	h, err := msm(pk.G1.Z, q.h[:sizeH])
 	if err != nil {
 		return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: %w", q.partition, err))
 	}
@@ -304,7 +320,8 @@ func (p *Prover) MSM(ctx context.Context, dev gpu.Held, q *Quotient) (*Partial, 
 	pt.MSMTime = time.Since(t1)
 	pt.DeviceTime = time.Since(dev.Start)
 	p.Log.Info("GPU_END", "partition", pt.Partition, "device", dev.Name(), "bytes", pt.Bytes(),
-		"ntt_ms", pt.NTTTime.Milliseconds(), "msm_ms", pt.MSMTime.Milliseconds(), "gpu_ms", pt.DeviceTime.Milliseconds())
+		"ntt_ms", pt.NTTTime.Milliseconds(), "msm_ms", pt.MSMTime.Milliseconds(), "gpu_ms", pt.DeviceTime.Milliseconds(),
+		"slot_ms", pt.DeviceTime.Milliseconds(), "device_ms", pt.BusyTime.Milliseconds())
 	return pt, nil
 }
 

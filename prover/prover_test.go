@@ -94,6 +94,11 @@ func prove(t *testing.T, p testProver, id uint64, tamper func(*prover.Partial)) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The device's own operations are part of the slot's hold, the
+	// host's work inside it the rest.
+	if pt.BusyTime <= 0 || pt.BusyTime > pt.DeviceTime {
+		t.Fatalf("device busy %v of a slot held %v", pt.BusyTime, pt.DeviceTime)
+	}
 	if tamper != nil {
 		tamper(pt)
 	}
