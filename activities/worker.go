@@ -110,8 +110,11 @@ type Stats struct {
 	Busy    map[string]time.Duration `json:"device_busy"`
 	// Quarantined devices and the error that took each out.
 	Quarantined map[string]string `json:"quarantined,omitempty"`
-	PeakRSS     int64             `json:"peak_rss_bytes"`
-	At          time.Time         `json:"at"`
+	// DeviceMemory is each device's accounting, where its backend keeps
+	// one (icicle's).
+	DeviceMemory map[string]gpu.DeviceMemory `json:"device_memory,omitempty"`
+	PeakRSS      int64                       `json:"peak_rss_bytes"`
+	At           time.Time                   `json:"at"`
 }
 
 // Worker is a configured worker process, ready to run.
@@ -242,7 +245,7 @@ func (w *Worker) Stats() Stats {
 		sc = pp.Sectors.Stats()
 	}
 	st := Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: w.deviceNames(), Budget: w.budget.Stats(), Host: w.host.Stats(), Sectors: sc,
-		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), PeakRSS: metrics.PeakRSS(), At: time.Now()}
+		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), DeviceMemory: w.slots.Memory(), PeakRSS: metrics.PeakRSS(), At: time.Now()}
 	if w.host.Urgent != nil {
 		u := w.host.Urgent.Stats()
 		st.Urgent = &u

@@ -780,3 +780,10 @@ func freeAll(v []icicle_core.DeviceSlice) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Memory implements MemoryReporter.
+func (c *CUDA) Memory() DeviceMemory {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return DeviceMemory{Limit: c.limit, Resident: c.used, ResidentSets: len(c.bases), Working: c.working, Twiddles: c.twiddles}
+}

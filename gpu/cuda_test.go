@@ -321,5 +321,10 @@ func TestCUDAResidentBasesEvicted(t *testing.T) {
 		if _, ok := gpu.bases[key]; !ok || len(gpu.bases) != 1 || gpu.used != int64(n)*g1AffineBytes {
 			t.Fatalf("call %d: %d sets resident (this one: %v), %d bytes", i, len(gpu.bases), ok, gpu.used)
 		}
+		// c2flow fleet shows the accounting the host publishes.
+		m := NewSlots(gpu).Memory()[gpu.Name()]
+		if m.ResidentSets != 1 || m.Resident != gpu.used || m.Limit != per+per/2 {
+			t.Fatalf("call %d: accounting %+v", i, m)
+		}
 	}
 }

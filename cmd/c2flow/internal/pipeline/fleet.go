@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,6 +80,11 @@ func RunFleet(ctx context.Context, args []string) error {
 			h.ID, strings.Join(h.Roles, ","), strings.Join(h.Devices, ","), age, stale,
 			b.Held, units.Bytes(uint64(b.HeldBytes)), b.Running, budgetLimit(b),
 			b.Lanes, units.Bytes(uint64(b.ExpansionBytes)), units.Bytes(uint64(b.KeyBytes)), units.Bytes(uint64(b.SystemBytes)))
+		for _, name := range slices.Sorted(maps.Keys(h.DeviceMemory)) {
+			m := h.DeviceMemory[name]
+			fmt.Printf("  device %s: limit %s; resident bases %s (%d sets), quotient vectors %s, NTT twiddles %s\n", name,
+				units.Bytes(uint64(m.Limit)), units.Bytes(uint64(m.Resident)), m.ResidentSets, units.Bytes(uint64(m.Working)), units.Bytes(uint64(m.Twiddles)))
+		}
 	}
 	return nil
 }

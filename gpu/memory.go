@@ -25,3 +25,34 @@ func (e *MemoryError) Error() string {
 }
 
 func (e *MemoryError) Unwrap() error { return e.Err }
+
+// DeviceMemory is a device's accounting, as its backend keeps it: what it
+// may hold (Limit) and what it holds: resident bases (in ResidentSets
+// sets), running quotients' vectors and the NTT domain's twiddles. icicle's
+// MSM scratch and the CUDA context live in the margin the limit leaves.
+type DeviceMemory struct {
+	Limit        int64 `json:"limit_bytes"`
+	Resident     int64 `json:"resident_bytes"`
+	ResidentSets int   `json:"resident_sets"`
+	Working      int64 `json:"working_bytes"`
+	Twiddles     int64 `json:"twiddle_bytes"`
+}
+
+// MemoryReporter is a backend that accounts for its device's memory.
+type MemoryReporter interface {
+	Memory() DeviceMemory
+}
+
+// Memory returns the accounting of each device whose backend keeps one.
+func (s *Slots) Memory() map[string]DeviceMemory {
+	var out map[string]DeviceMemory
+	for _, d := range s.all { // fixed when the slots are made
+		if m, ok := d.(MemoryReporter); ok {
+			if out == nil {
+				out = map[string]DeviceMemory{}
+			}
+			out[d.Name()] = m.Memory()
+		}
+	}
+	return out
+}
