@@ -106,12 +106,17 @@ func (p *Prover) chunk() int {
 // gpu.HostQuotient: two domain-sized vectors, the second freed before
 // the MSMs, the first become H; on a device that computes it, a
 // gpu.Quotienter: H alone and a staging chunk) and the MSMs' scalars (a
-// chunk, and the early G2 MSM's own): what a device lane reserves.
+// chunk, two where there are several (the next is expanded during the
+// MSM), and the early G2 MSM's own): what a device lane reserves.
 func (p *Prover) LaneBytes(onDevice bool) int64 {
 	n := p.Keys.PK.Domain.Cardinality
-	chunk := int64(min(p.chunk(), p.Keys.Wires())) * fr.Bytes
+	one := int64(min(p.chunk(), p.Keys.Wires())) * fr.Bytes
+	chunk := one
+	if p.Keys.Wires() > p.chunk() {
+		chunk += one // double-buffered: the next chunk expanded during the MSM
+	}
 	if p.EarlyG2 {
-		chunk *= 2
+		chunk += one
 	}
 	if onDevice {
 		return gpu.DeviceQuotientHostBytes(n) + chunk
@@ -292,6 +297,12 @@ func (p *Prover) MSM(ctx context.Context, dev gpu.Held, q *Quotient) (*Partial, 
 	t1 := time.Now()
 	sizeH := int(pk.Domain.Cardinality - 1) // deg(H) = n-2
 	buf := make([]fr.Element, min(p.chunk(), q.w.Len()))
+	var next []fr.Element
+	if q.w.Len() > len(buf) {
+		// More than one chunk: the next is expanded while the device
+		// runs this one.
+		next = make([]fr.Element, len(buf))
+	}
 	for _, m := range []struct {
 		dst    *curve.G1Jac
 		points []curve.G1Affine
@@ -303,12 +314,12 @@ func (p *Prover) MSM(ctx context.Context, dev gpu.Held, q *Quotient) (*Partial, 
 		{&pt.krs, pk.G1.K, p.Keys.NbPublic, nil},
 	} {
 		var err error
-		*m.dst, err = msmPacked(q.w, m.from, m.skip, m.points, buf, msm)
+		*m.dst, err = msmPackedBuffered(q.w, m.from, m.skip, m.points, buf, next, msm)
 		if err != nil {
 			return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: %w", q.partition, err))
 		}
 	}
-	buf = nil
+	buf, next = nil, nil
 	h, err := msm(pk.G1.Z, q.h[:sizeH])
 	if err != nil {
 		return nil, gpu.Faulted(dev, fmt.Errorf("device phase %s: %w", q.partition, err))
@@ -343,17 +354,54 @@ func msmPacked[P, J any, PJ interface {
 	*J
 	AddAssign(*J) *J
 }](w *packed.Vector, from int, skip []bool, points []P, buf []fr.Element, msm func([]P, []fr.Element) (J, error)) (J, error) {
+	return msmPackedBuffered[P, J, PJ](w, from, skip, points, buf, nil, msm)
+}
+
+// msmPackedBuffered is msmPacked; with next (a second buffer as long as
+// buf) each chunk's scalars are expanded on the host while the device
+// runs the MSM of the chunk before (double buffering), so that the
+// expansion does not hold the device slot idle.
+func msmPackedBuffered[P, J any, PJ interface {
+	*J
+	AddAssign(*J) *J
+}](w *packed.Vector, from int, skip []bool, points []P, buf, next []fr.Element, msm func([]P, []fr.Element) (J, error)) (J, error) {
 	var acc J
 	done := 0
-	for from < w.Len() && done < len(points) {
-		next, k := w.ExpandSkip(buf[:min(len(buf), len(points)-done)], from, skip)
-		part, err := msm(points[done:done+k], buf[:k])
+	type expanded struct{ next, k int }
+	expand := func(dst []fr.Element, from, done int) expanded {
+		n, k := w.ExpandSkip(dst[:min(len(dst), len(points)-done)], from, skip)
+		return expanded{n, k}
+	}
+	var ahead chan expanded
+	cur := expanded{from, 0}
+	if from < w.Len() && done < len(points) {
+		cur = expand(buf, from, done)
+	}
+	for cur.k > 0 {
+		if next != nil && done+cur.k < len(points) && cur.next < w.Len() {
+			ahead = make(chan expanded, 1)
+			go func(from, done int) { ahead <- expand(next, from, done) }(cur.next, done+cur.k)
+		}
+		part, err := msm(points[done:done+cur.k], buf[:cur.k])
 		if err != nil {
+			if ahead != nil {
+				<-ahead
+			}
 			return acc, err
 		}
 		PJ(&acc).AddAssign(&part)
-		done += k
-		from = next
+		done += cur.k
+		from = cur.next
+		switch {
+		case ahead != nil:
+			cur = <-ahead
+			ahead = nil
+			buf, next = next, buf
+		case from < w.Len() && done < len(points):
+			cur = expand(buf, from, done)
+		default:
+			cur = expanded{from, 0}
+		}
 	}
 	if rest, _ := w.ExpandSkip(buf[:min(1, len(buf))], from, skip); done != len(points) || rest != w.Len() {
 		return acc, fmt.Errorf("msm: %d of %d points given scalars, the assignment read to %d of %d", done, len(points), rest, w.Len())

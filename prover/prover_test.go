@@ -230,3 +230,24 @@ func TestFailingDeviceIsQuarantined(t *testing.T) {
 		t.Fatalf("quarantined %v, healthy %d", q, slots.Healthy())
 	}
 }
+
+// MSMs run chunk by chunk, the next chunk's scalars expanded while the
+// device runs the current one (double buffering), give proofs that
+// verify, whether or not the chunk divides the wires, with the early G2
+// MSM too; a device lane reserves the second buffer.
+func TestChunkedMSMsVerify(t *testing.T) {
+	p := newProver(t, "2KiB")
+	whole := p.LaneBytes(false)
+	for _, chunk := range []int{4096, 5000} {
+		p.Chunk, p.EarlyG2 = chunk, false
+		if got, want := p.LaneBytes(false)-whole, int64(2*chunk-p.Keys.Wires())*32; got != want {
+			t.Errorf("chunk %d: a lane reserves %d bytes more than one whole chunk, want %d", chunk, got, want)
+		}
+		for _, early := range []bool{false, true} {
+			p.EarlyG2 = early
+			if err := prove(t, p, 3, nil); err != nil {
+				t.Fatalf("chunk %d, early G2 %v: %v", chunk, early, err)
+			}
+		}
+	}
+}
