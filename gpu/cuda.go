@@ -87,6 +87,9 @@ type CUDA struct {
 	// refuseAlloc, when set, refuses the allocations it names (tests:
 	// icicle's CPU backend is never full).
 	refuseAlloc func(what string) bool
+	// minChunk is the streamed chunk's floor in points; 0 is
+	// minChunkPoints (tests take fewer).
+	minChunk int
 }
 
 var _ Quotienter = (*CUDA)(nil)
@@ -401,7 +404,11 @@ const minChunkPoints = 1 << 20
 // scalars, and the chunks' sums are added on the host.
 func (c *CUDA) msmStreamed(ctx context.Context, points []curve.G1Affine, scalars []fr.Element) (curve.G1Jac, error) {
 	var acc curve.G1Jac
-	floor := int64(min(minChunkPoints, len(points))) * (g1AffineBytes + scalarBytes)
+	minChunk := c.minChunk
+	if minChunk <= 0 {
+		minChunk = minChunkPoints
+	}
+	floor := int64(min(minChunk, len(points))) * (g1AffineBytes + scalarBytes)
 	if err := c.evictFor(floor); err != nil {
 		return acc, err
 	}

@@ -219,70 +219,83 @@ func randomMSM(n int) ([]curve.G1Affine, []fr.Element) {
 	return points, scalars
 }
 
-// Allocations the device refuses are never a crash and never a fault:
-// bases refused are streamed, an NTT's vector refused is transformed on
-// the host, a quotient's vectors refused take the host's path, and every
-// result equals the CPU backend's. A MemoryError quarantines nothing.
-func TestCUDAAllocationRefused(t *testing.T) {
+// Allocations the device refuses are never a crash and never a fault,
+// each site alone and all at once: bases refused are streamed, an NTT's
+// vector refused is transformed on the host, a quotient's vectors refused
+// take the host's path, and every result equals the CPU backend's. A
+// MemoryError quarantines nothing and names what the device held.
+func TestCUDAAllocationRefusedAtEachSite(t *testing.T) {
 	ctx := context.Background()
-	gpu := openTest(t)
-	var asked []string
-	gpu.refuseAlloc = func(what string) bool { asked = append(asked, what); return true }
 	cpu := &CPU{}
-
 	const n = 1 << 10
 	points, scalars := randomMSM(n)
-	want, _ := cpu.MSMG1(ctx, points, scalars)
-	got, err := gpu.MSMG1(ctx, points, scalars)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Equal(&want) || gpu.used != 0 || !gpu.refused[basesKey{&points[0], n}] {
-		t.Fatalf("refused bases: equal %v, %d bytes resident, refused %v", got.Equal(&want), gpu.used, gpu.refused)
-	}
-
+	wantMSM, _ := cpu.MSMG1(ctx, points, scalars)
 	d := fft.NewDomain(n)
-	a := make([]fr.Element, n)
-	for i := range a {
-		a[i].SetRandom()
-	}
-	b := append([]fr.Element(nil), a...)
-	if err := cpu.INTT(ctx, d, a, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := gpu.INTT(ctx, d, b, true); err != nil {
-		t.Fatal(err)
-	}
-	for i := range a {
-		if !a[i].Equal(&b[i]) {
-			t.Fatalf("intt with its vector refused differs at %d", i)
-		}
-	}
-
 	fill, _ := randomABC(n - 3)
 	wantH, err := HostQuotient(ctx, cpu, d, fill)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := gpu.Quotient(ctx, d, fill)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range wantH {
-		if !h[i].Equal(&wantH[i]) {
-			t.Fatalf("quotient with its vectors refused differs at %d", i)
-		}
-	}
-	if gpu.working != 0 {
-		t.Fatalf("%d bytes still working", gpu.working)
-	}
-	t.Logf("refused: %v", asked)
-	for _, what := range []string{"msm bases", "intt vector", "quotient vector"} {
-		if !slices.Contains(asked, what) {
-			t.Errorf("no %s allocation was asked: %v", what, asked)
-		}
+	for _, site := range []string{"msm bases", "intt vector", "ntt vector", "quotient vector", "every"} {
+		t.Run(site, func(t *testing.T) {
+			gpu := openTest(t)
+			var refused []string
+			gpu.refuseAlloc = func(what string) bool {
+				if site == "every" || what == site {
+					refused = append(refused, what)
+					return true
+				}
+				return false
+			}
+			got, err := gpu.MSMG1(ctx, points, scalars)
+			if err != nil || !got.Equal(&wantMSM) {
+				t.Fatalf("msm: %v, equal %v", err, got.Equal(&wantMSM))
+			}
+			if refusedBases := gpu.refused[basesKey{&points[0], n}]; refusedBases != (site == "msm bases" || site == "every") || (refusedBases && gpu.used != 0) {
+				t.Fatalf("bases refused %v, %d bytes resident", refusedBases, gpu.used)
+			}
+			for _, inverse := range []bool{true, false} {
+				a := make([]fr.Element, n)
+				for i := range a {
+					a[i].SetRandom()
+				}
+				b := append([]fr.Element(nil), a...)
+				f, g := cpu.NTT, gpu.NTT
+				if inverse {
+					f, g = cpu.INTT, gpu.INTT
+				}
+				if err := f(ctx, d, a, true); err != nil {
+					t.Fatal(err)
+				}
+				if err := g(ctx, d, b, true); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(a, b) {
+					t.Fatalf("transform (inverse %v) differs from the CPU's", inverse)
+				}
+			}
+			h, err := gpu.Quotient(ctx, d, fill)
+			if err != nil || !slices.Equal(h, wantH) || gpu.working != 0 {
+				t.Fatalf("quotient: %v, equal %v, %d bytes still working", err, slices.Equal(h, wantH), gpu.working)
+			}
+			if len(refused) == 0 {
+				t.Fatalf("no %s allocation was asked", site)
+			}
+			// Through the slots, as the prover holds a device: a MemoryError
+			// from an operation quarantines nothing.
+			slots := NewSlots(gpu)
+			if _, err := slots.Run(ctx, Order{}, func(Held) error {
+				return Faulted(gpu, gpu.memoryError(&MemoryError{What: site, Err: errors.New("refused")}))
+			}); err == nil {
+				t.Fatal("the MemoryError was lost")
+			}
+			if q := slots.Quarantined(); len(q) != 0 {
+				t.Fatalf("quarantined: %v", q)
+			}
+		})
 	}
 
+	gpu := openTest(t)
 	mem := gpu.memoryError(&MemoryError{What: "msm", Err: errors.New("icicle: EIcicleError.OutOfMemory")})
 	var f *Fault
 	if errors.As(Faulted(gpu, mem), &f) {
@@ -326,5 +339,36 @@ func TestCUDAResidentBasesEvicted(t *testing.T) {
 		if m.ResidentSets != 1 || m.Resident != gpu.used || m.Limit != per+per/2 {
 			t.Fatalf("call %d: accounting %+v", i, m)
 		}
+	}
+}
+
+// A streamed MSM whose chunk would fall below the floor evicts the
+// resident sets to make the room, rather than crawl a few points at a
+// time; its result agrees with the CPU's.
+func TestCUDAStreamedChunkFloorEvicts(t *testing.T) {
+	ctx := context.Background()
+	const n = 1 << 10
+	per := int64(n) * (g1AffineBytes + scalarBytes)
+	gpu := openTest(t, WithDeviceMemory(per+per/2))
+	gpu.minChunk = n
+	cpu := &CPU{}
+	small, ss := randomMSM(n)
+	if _, err := gpu.MSMG1(ctx, small, ss); err != nil {
+		t.Fatal(err)
+	}
+	if len(gpu.bases) != 1 || gpu.chunkPoints() >= n {
+		t.Fatalf("%d sets resident, room for %d points", len(gpu.bases), gpu.chunkPoints())
+	}
+	large, ls := randomMSM(2 * n) // never fits: streamed
+	want, _ := cpu.MSMG1(ctx, large, ls)
+	got, err := gpu.MSMG1(ctx, large, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(&want) {
+		t.Fatal("the streamed MSM differs from the CPU's")
+	}
+	if len(gpu.bases) != 0 || gpu.used != 0 || gpu.chunkPoints() < n {
+		t.Fatalf("the floor did not evict: %d sets, %d bytes resident, room for %d points", len(gpu.bases), gpu.used, gpu.chunkPoints())
 	}
 }
