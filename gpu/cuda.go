@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -90,6 +91,8 @@ type CUDA struct {
 	// minChunk is the streamed chunk's floor in points; 0 is
 	// minChunkPoints (tests take fewer).
 	minChunk int
+	// evictIdle, when set, replaces the package's evictIdle (tests).
+	evictIdle time.Duration
 }
 
 var _ Quotienter = (*CUDA)(nil)
@@ -311,8 +314,16 @@ func upload[T any](what string, dst icicle_core.DeviceSlice, host []T) error {
 type residentBases struct {
 	d        icicle_core.DeviceSlice
 	size     int64
-	lastUsed uint64
+	lastUsed uint64    // c.tick at its last use: the eviction order
+	usedAt   time.Time // when: a set used within evictIdle is not evicted for another
 }
+
+// evictIdle is how long a resident set must have gone unused before
+// another set takes its room: the sets of the circuit being proved (A, B,
+// K and H, used one after the other) never evict each other, so a proof
+// keeps what fits resident and streams the rest; a circuit not used for a
+// while gives its room to the next.
+const evictIdle = 30 * time.Second
 
 // resident returns the device copy of a base slice, uploading it (and
 // leaving Montgomery form) on first use; ok is false when the set does
@@ -324,7 +335,7 @@ func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool,
 	key := basesKey{&points[0], len(points)}
 	c.tick++
 	if r, ok := c.bases[key]; ok {
-		r.lastUsed = c.tick
+		r.lastUsed, r.usedAt = c.tick, time.Now()
 		return r.d, true, nil
 	}
 	size := int64(len(points)) * g1AffineBytes
@@ -340,8 +351,17 @@ func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool,
 		}
 		return icicle_core.DeviceSlice{}, false, nil
 	}
-	if err := c.evictFor(need); err != nil {
+	if err := c.evictFor(need, c.idleAfter()); err != nil {
 		return icicle_core.DeviceSlice{}, false, err
+	}
+	if c.taken()+need > c.limit {
+		// The room is the sets of a circuit in use: streamed.
+		if !c.streamed[key] {
+			c.streamed[key] = true
+			c.log.Info("msm bases streamed in chunks (they do not fit the device memory limit)", "points", len(points), "bytes", size,
+				"resident_bytes", c.used, "limit_bytes", c.limit, "chunk_points", c.chunkPoints())
+		}
+		return icicle_core.DeviceSlice{}, false, nil
 	}
 	d, err := c.alloc("msm bases", g1AffineBytes, len(points))
 	if err != nil {
@@ -359,23 +379,37 @@ func (c *CUDA) resident(points []curve.G1Affine) (icicle_core.DeviceSlice, bool,
 		d.Free()
 		return d, false, err
 	}
-	c.bases[key] = &residentBases{d: d, size: size, lastUsed: c.tick}
+	c.bases[key] = &residentBases{d: d, size: size, lastUsed: c.tick, usedAt: time.Now()}
 	c.used += size
 	c.log.Info("msm bases resident on the device", "points", len(points), "bytes", size, "resident_bytes", c.used, "limit_bytes", c.limit)
 	return d, true, nil
 }
 
-// evictFor frees resident base sets, least recently used first, until
-// need bytes fit beside the rest and the running Quotients' vectors. Call
-// it on the device thread, holding c.mu (no MSM is using a set then).
-func (c *CUDA) evictFor(need int64) error {
-	for c.taken()+need > c.limit && len(c.bases) > 0 {
+// idleAfter is how long a set must have gone unused to be evicted for
+// another (evictIdle; tests take less).
+func (c *CUDA) idleAfter() time.Duration {
+	if c.evictIdle > 0 {
+		return c.evictIdle
+	}
+	return evictIdle
+}
+
+// evictFor frees resident base sets unused for at least idle, least
+// recently used first, until need bytes fit beside the rest and the
+// running Quotients' vectors (or no such set is left). Call it on the
+// device thread, holding c.mu (no MSM is using a set then).
+func (c *CUDA) evictFor(need int64, idle time.Duration) error {
+	now := time.Now()
+	for c.taken()+need > c.limit {
 		var oldest basesKey
 		var r *residentBases
 		for k, b := range c.bases {
-			if r == nil || b.lastUsed < r.lastUsed {
+			if now.Sub(b.usedAt) >= idle && (r == nil || b.lastUsed < r.lastUsed) {
 				oldest, r = k, b
 			}
+		}
+		if r == nil {
+			return nil
 		}
 		if err := ierr("free resident msm bases", r.d.Free()); err != nil {
 			return err
@@ -408,8 +442,9 @@ func (c *CUDA) msmStreamed(ctx context.Context, points []curve.G1Affine, scalars
 	if minChunk <= 0 {
 		minChunk = minChunkPoints
 	}
+	// Below the floor a chunk would crawl: any set gives its room.
 	floor := int64(min(minChunk, len(points))) * (g1AffineBytes + scalarBytes)
-	if err := c.evictFor(floor); err != nil {
+	if err := c.evictFor(floor, 0); err != nil {
 		return acc, err
 	}
 	step := c.chunkPoints()
@@ -513,7 +548,7 @@ func (c *CUDA) initDomain(n uint64) error {
 	var rou icicle_bls.ScalarField
 	rou.FromLimbs(icicle_core.ConvertUint64ArrToUint32Arr(bits[:]))
 	size := int64(n) * scalarBytes
-	if err := c.evictFor(size); err != nil {
+	if err := c.evictFor(size, 0); err != nil {
 		return err
 	}
 	if err := ierr("init ntt domain", icicle_ntt.InitDomain(rou, icicle_core.GetDefaultNTTInitDomainConfig())); err != nil {

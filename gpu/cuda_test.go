@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -315,6 +316,7 @@ func TestCUDAResidentBasesEvicted(t *testing.T) {
 	const n = 1 << 10
 	per := int64(n) * (g1AffineBytes + scalarBytes)
 	gpu := openTest(t, WithDeviceMemory(per+per/2))
+	gpu.evictIdle = time.Nanosecond // a set unused since the last call counts as idle
 	cpu := &CPU{}
 	p1, s1 := randomMSM(n)
 	p2, s2 := randomMSM(n)
@@ -370,5 +372,31 @@ func TestCUDAStreamedChunkFloorEvicts(t *testing.T) {
 	}
 	if len(gpu.bases) != 0 || gpu.used != 0 || gpu.chunkPoints() < n {
 		t.Fatalf("the floor did not evict: %d sets, %d bytes resident, room for %d points", len(gpu.bases), gpu.used, gpu.chunkPoints())
+	}
+}
+
+// The sets of the circuit being proved do not evict each other: with room
+// for one, the second set used right after the first is streamed, and the
+// first stays resident.
+func TestCUDARecentSetsNotEvicted(t *testing.T) {
+	ctx := context.Background()
+	const n = 1 << 10
+	per := int64(n) * (g1AffineBytes + scalarBytes)
+	gpu := openTest(t, WithDeviceMemory(per+per/2))
+	gpu.minChunk = 1
+	p1, s1 := randomMSM(n)
+	p2, s2 := randomMSM(n)
+	for _, c := range []struct {
+		points  []curve.G1Affine
+		scalars []fr.Element
+	}{{p1, s1}, {p2, s2}} {
+		want, _ := (&CPU{}).MSMG1(ctx, c.points, c.scalars)
+		got, err := gpu.MSMG1(ctx, c.points, c.scalars)
+		if err != nil || !got.Equal(&want) {
+			t.Fatalf("msm: %v, equal %v", err, got.Equal(&want))
+		}
+	}
+	if _, ok := gpu.bases[basesKey{&p1[0], n}]; !ok || len(gpu.bases) != 1 || !gpu.streamed[basesKey{&p2[0], n}] {
+		t.Fatalf("the first set evicted for the second (%d resident), or the second not streamed", len(gpu.bases))
 	}
 }
