@@ -171,12 +171,13 @@ func keyFile(ctx context.Context, dir string, loc *paramfiles.Located, pSums, vS
 	return open()
 }
 
-// densityOf is the density of a mapped system: the wires A and B leave
-// out.
-func densityOf(ms *r1cs.MappedSystem) func() (*groth.Density, error) {
+// densityOf is the density of a system of inputs inputs (a recorded one
+// or a PoSt's repeated one): the wires A and B leave out, computed when a
+// .params file is converted.
+func densityOf(rs packed.Rows, inputs int) func() (*groth.Density, error) {
 	return func() (*groth.Density, error) {
-		return &groth.Density{NumConstraints: ms.Rows(), NumInputs: ms.Inputs, NumAux: ms.Wires() - ms.Inputs,
-			InfinityA: ms.Unused(packed.A), InfinityB: ms.Unused(packed.B)}, nil
+		return &groth.Density{NumConstraints: rs.Rows(), NumInputs: inputs, NumAux: rs.Wires() - inputs,
+			InfinityA: packed.UnusedOf(rs, packed.A), InfinityB: packed.UnusedOf(rs, packed.B)}, nil
 	}
 }
 
@@ -224,13 +225,9 @@ func digestOf(ctx context.Context, dir string, sp *spec, log *slog.Logger) (stri
 		defer ms.Close()
 		return ms.Digest, nil
 	}
-	sys, err := sp.system()
+	rows, err := sp.system()
 	if err != nil {
 		return "", err
-	}
-	rows, ok := sys.(*packed.Repeated)
-	if !ok {
-		return "", fmt.Errorf("a system of %T has no rows to name it by", sys)
 	}
 	return repeatedDigest(dir, sp, rows)
 }

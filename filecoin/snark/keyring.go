@@ -258,23 +258,15 @@ type recorded struct {
 // density and the repeated system. A process maps each circuit once.
 func (r *keyring) circuitOf(ctx context.Context, sp *spec) (*recorded, error) {
 	if sp.system != nil {
-		sys, err := sp.system()
+		rows, err := sp.system()
 		if err != nil {
 			return nil, err
-		}
-		rows, ok := sys.(*packed.Repeated)
-		if !ok {
-			return nil, fmt.Errorf("a system of %T has no rows to name it by", sys)
 		}
 		digest, err := repeatedDigest(r.params.shapeDir(), sp, rows)
 		if err != nil {
 			return nil, err
 		}
-		d := func() (*groth.Density, error) {
-			return &groth.Density{NumConstraints: rows.Rows(), NumInputs: sp.numInputs, NumAux: rows.Wires() - sp.numInputs,
-				InfinityA: packed.UnusedOf(rows, packed.A), InfinityB: packed.UnusedOf(rows, packed.B)}, nil
-		}
-		return &recorded{digest: digest, sys: sys, density: d,
+		return &recorded{digest: digest, sys: rows, density: densityOf(rows, sp.numInputs),
 			counts: Counts{Inputs: sp.numInputs, Aux: rows.Wires() - sp.numInputs, Constraints: rows.Rows()}}, nil
 	}
 	r.sysMu.Lock()
@@ -291,7 +283,7 @@ func (r *keyring) circuitOf(ctx context.Context, sp *spec) (*recorded, error) {
 		}
 		r.systems[sp.key] = ms
 	}
-	return &recorded{digest: ms.Digest, sys: ms.System, density: densityOf(ms),
+	return &recorded{digest: ms.Digest, sys: ms.System, density: densityOf(ms.System, ms.Inputs),
 		counts: Counts{Inputs: ms.Inputs, Aux: ms.Wires() - ms.Inputs, Constraints: ms.Rows()}}, nil
 }
 

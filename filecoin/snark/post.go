@@ -79,7 +79,7 @@ func postSpec(info proofs.PoStProofInfo) (*spec, error) {
 		published: strings.TrimSuffix(params, ".params"),
 		shapeName: "post-" + info.Name,
 		synth:     func(cs r1cs.System) error { return circuit.SynthesizePoSt(cs, s, nil) },
-		system:    func() (packed.Evaluator, error) { return circuit.PoStSystem(s) },
+		system:    func() (*packed.Repeated, error) { return circuit.PoStSystem(s) },
 		known:     Counts{Inputs: c.Inputs, Aux: c.Aux, Constraints: c.Constraints + c.Inputs}, knownOK: true,
 	}, nil
 }

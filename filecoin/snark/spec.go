@@ -33,7 +33,7 @@ type spec struct {
 	synth func(cs r1cs.System) error
 	// system, if set, makes the prover's constraint system otherwise than
 	// from the recorded shape (a PoSt partition's: one sector's, repeated).
-	system func() (packed.Evaluator, error)
+	system func() (*packed.Repeated, error)
 	// known are the counts the budget reserves by (ok false: unknown).
 	known   Counts
 	knownOK bool
@@ -83,13 +83,4 @@ func synthesisKeys(sp *spec) (*keys, bool) {
 		return nil, false
 	}
 	return &keys{key: sp.key, counts: sp.known}, true
-}
-
-// systemOf is the prover's constraint system of sp's circuit, whose shape
-// is recorded: sp.system's where it has one, else the shape's.
-func (sp *spec) systemOf(shape *r1cs.Shape) (packed.Evaluator, error) {
-	if sp.system != nil {
-		return sp.system()
-	}
-	return shape.System()
 }
