@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/internal/yield"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/metrics"
 )
@@ -46,6 +47,11 @@ type Host struct {
 	paused atomic.Bool
 	// Metrics, if set, records phase durations, retries and failures.
 	Metrics *metrics.Metrics
+	// Gate is the host's urgency gate: priority-1 work holds it while it
+	// runs, and lower-priority synthesis, device phases and finalizes
+	// yield at their checkpoints meanwhile, so the urgent work has the
+	// host's cores. NewHost makes one; nil: nothing yields.
+	Gate *yield.Gate
 	// ArrivalOrder serves devices first come instead of oldest sector
 	// first (the simulation's comparison of orderings).
 	ArrivalOrder bool
@@ -106,7 +112,7 @@ type HostStats struct {
 func NewHost(id string, phases Phases, slots *gpu.Slots, budget *Budget, log *slog.Logger) *Host {
 	h := &Host{ID: id, Phases: phases, Slots: slots, Budget: budget, Log: log.With("host", id),
 		HeartbeatEvery: 500 * time.Millisecond, ws: &witnesses{m: map[string]*witness{}, budget: budget, log: log},
-		validateSlots: newPrioSlots(2)}
+		validateSlots: newPrioSlots(2), Gate: yield.New(0, 0)}
 	h.ws.onLapse = func(w *witness) { h.lapsed(w.ref, w.k, w.deadline, "held") }
 	return h
 }
@@ -265,6 +271,11 @@ func (h *Host) validate(ctx context.Context, in job.SectorInput) (job.ValidateOu
 		}
 		defer h.validateSlots.release()
 	}
+	ctx, done := h.urgency(ctx, in.Order.Priority)
+	defer done()
+	if err := yield.Point(ctx); err != nil {
+		return job.ValidateOutput{}, err
+	}
 	out, err := h.Phases.Validate(ctx, in.Ref)
 	if err != nil {
 		if isAppError(err, job.ErrBadC1) {
@@ -313,6 +324,9 @@ func async[T any](ctx context.Context, f func() (T, error), after func(v T, err 
 // synthesis-only host). It runs on the synthesis queue, whose slots are the
 // host's Budget.
 func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+	// The ordinary queue is priority 2 and below's (job.SynthQueue).
+	ctx, done := h.urgency(ctx, job.PriorityUrgent+1)
+	defer done()
 	out, err := h.synthesizeWithin(ctx, in, h.Budget)
 	return out, h.observe(ctx, job.ActSynthesize, err)
 }
@@ -322,6 +336,8 @@ func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 // than the whole reserve (a priority-1 32GiB PoRep) waits for the main
 // budget instead, as it would on the ordinary queue.
 func (h *Host) SynthesizeUrgent(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
+	ctx, done := h.urgency(ctx, job.PriorityUrgent)
+	defer done()
 	b := h.urgentBudget()
 	if n, err := h.Phases.PartitionBytes(ctx, in.Ref); err == nil && !b.fits(n) {
 		b = h.Budget
@@ -335,6 +351,18 @@ func (h *Host) urgentBudget() *Budget {
 		return h.Urgent
 	}
 	return h.Budget
+}
+
+// urgency marks ctx as work at priority: priority 1 holds the host's
+// gate until done is called, anything else yields to it at checkpoints.
+func (h *Host) urgency(ctx context.Context, priority int) (_ context.Context, done func()) {
+	if h.Gate == nil {
+		return ctx, func() {}
+	}
+	if job.TaskPriority(priority) == job.PriorityUrgent {
+		return ctx, h.Gate.Hold()
+	}
+	return yield.Yielding(ctx, h.Gate), func() {}
 }
 
 // synthesizeWithin is synthesize under the activity's heartbeat.
@@ -373,6 +401,9 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 			budget.Giveback(n)
 		}
 	}()
+	if err := yield.Point(ctx); err != nil {
+		return job.SynthOutput{}, err
+	}
 	s, err := async(ctx, func() (Solution, error) { return h.Phases.Synthesize(ctx, in.Ref, in.Partition) }, nil)
 	if err != nil {
 		return job.SynthOutput{}, err
@@ -484,6 +515,12 @@ func (h *Host) devicePhase(ctx context.Context, in job.HandleInput) (job.DeviceO
 		h.ws.give(w)
 		return job.DeviceOutput{}, err
 	}
+	ctx, done := h.urgency(ctx, w.priority)
+	defer done()
+	if err := yield.Point(ctx); err != nil {
+		h.ws.give(w)
+		return job.DeviceOutput{}, err
+	}
 	var use gpu.Use
 	_, err := async(ctx, func() (Partial, error) { return h.onDevice(ctx, w, order, &use) },
 		func(p Partial, err error, abandoned bool) {
@@ -566,6 +603,8 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		h.ws.give(w)
 		return job.FinalizeOutput{}, err
 	}
+	ctx, done := h.urgency(ctx, w.priority)
+	defer done()
 	// Wait for a CPU finalize slot here, heartbeating, rather than in the
 	// host's queue: a live host takes its finalizes at once, so a finalize
 	// not taken within the host-queue timeout means the host is gone.
@@ -587,6 +626,9 @@ func (h *Host) finalize(ctx context.Context, in job.HandleInput) (job.FinalizeOu
 		dur   time.Duration
 	}
 	o, err := async(ctx, func() (out, error) {
+		if err := yield.Point(ctx); err != nil {
+			return out{}, err
+		}
 		proof, dur, err := h.Phases.Finalize(ctx, w.proving)
 		return out{proof, dur}, err
 	}, func(o out, err error, abandoned bool) {

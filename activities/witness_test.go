@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/internal/yield"
 	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/registry"
 )
@@ -547,5 +549,60 @@ func TestWitnessTakesALaterDeadline(t *testing.T) {
 		if kept != c.kept {
 			t.Errorf("%s deadline: witness kept past the first deadline = %v, want %v", c.name, kept, c.kept)
 		}
+	}
+}
+
+// urgentFirstPhases is fakePhases whose syntheses say when they start;
+// partition 1's (the urgent one's) runs until go is closed.
+type urgentFirstPhases struct {
+	fakePhases
+	urgentIn, urgentGo chan struct{}
+	ordinary           atomic.Bool // partition 0's synthesis started
+}
+
+func (p *urgentFirstPhases) Synthesize(_ context.Context, _ job.Ref, k int) (Solution, error) {
+	if k == 1 {
+		close(p.urgentIn)
+		<-p.urgentGo
+	} else {
+		p.ordinary.Store(true)
+	}
+	return fakeSolved{k}, nil
+}
+
+// While a priority-1 synthesis runs on a host, an ordinary one waits at its
+// checkpoint, holding nothing the urgent one needs, and runs once the
+// urgent work is done and the gate's linger has passed; nothing is lost.
+func TestOrdinaryWorkYieldsToUrgent(t *testing.T) {
+	h, _, env := newFakeHost(t, 2)
+	p := &urgentFirstPhases{urgentIn: make(chan struct{}), urgentGo: make(chan struct{})}
+	h.Phases = p
+	h.Gate = yield.New(50*time.Millisecond, time.Minute)
+	env.RegisterActivity(h.SynthesizeUrgent)
+	var suite testsuite.WorkflowTestSuite
+	env2 := suite.NewTestActivityEnvironment()
+	env2.RegisterActivity(h.Synthesize)
+
+	urgent := make(chan job.SynthOutput, 1)
+	go func() { urgent <- synthesize(t, env, h.SynthesizeUrgent, job.SynthInput{Partition: 1}) }()
+	<-p.urgentIn
+	ordinary := make(chan job.SynthOutput, 1)
+	go func() { ordinary <- synthesize(t, env2, h.Synthesize, job.SynthInput{Partition: 0}) }()
+	time.Sleep(300 * time.Millisecond)
+	if p.ordinary.Load() {
+		t.Fatal("an ordinary synthesis started while a priority-1 one ran")
+	}
+	close(p.urgentGo)
+	<-urgent
+	select {
+	case out := <-ordinary:
+		if out.Witness.Handle == "" {
+			t.Fatalf("the ordinary synthesis: %+v", out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the ordinary synthesis still waits after the urgent one ended")
+	}
+	if st := h.Gate.Stats(); st.Yields != 1 || st.YieldedMS < 300 {
+		t.Errorf("gate stats %+v: one checkpoint waited through the urgent synthesis", st)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/internal/yield"
 	"github.com/c2flow/c2flow/metrics"
 	"github.com/c2flow/c2flow/retention"
 	"github.com/c2flow/c2flow/scheme"
@@ -113,8 +114,11 @@ type Stats struct {
 	// DeviceMemory is each device's accounting, where its backend keeps
 	// one (icicle's).
 	DeviceMemory map[string]gpu.DeviceMemory `json:"device_memory,omitempty"`
-	PeakRSS      int64                       `json:"peak_rss_bytes"`
-	At           time.Time                   `json:"at"`
+	// Yield is what the host's urgency gate did: how often and how long
+	// lower-priority work waited for priority-1 work.
+	Yield   *yield.Stats `json:"yield,omitempty"`
+	PeakRSS int64        `json:"peak_rss_bytes"`
+	At      time.Time    `json:"at"`
 }
 
 // Worker is a configured worker process, ready to run.
@@ -238,6 +242,10 @@ func (w *Worker) ID() string { return w.cfg.ID }
 // Slots are the worker's device slots.
 func (w *Worker) Slots() *gpu.Slots { return w.slots }
 
+// Gate is the worker's urgency gate (Host.Gate): what else in its process
+// serves urgent work holds it too (c2flow dev's gateway).
+func (w *Worker) Gate() *yield.Gate { return w.host.Gate }
+
 // Stats returns the worker's counters.
 func (w *Worker) Stats() Stats {
 	var sc SectorCacheStats
@@ -246,6 +254,10 @@ func (w *Worker) Stats() Stats {
 	}
 	st := Stats{ID: w.cfg.ID, Roles: w.cfg.Roles, Devices: w.deviceNames(), Budget: w.budget.Stats(), Host: w.host.Stats(), Sectors: sc,
 		Busy: w.slots.Busy(), Quarantined: w.slots.Quarantined(), DeviceMemory: w.slots.Memory(), PeakRSS: metrics.PeakRSS(), At: time.Now()}
+	if g := w.host.Gate; g != nil {
+		y := g.Stats()
+		st.Yield = &y
+	}
 	if w.host.Urgent != nil {
 		u := w.host.Urgent.Stats()
 		st.Urgent = &u

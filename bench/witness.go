@@ -172,7 +172,7 @@ func Witness(ctx context.Context, c WitnessCircuit, o WitnessOptions) (*WitnessR
 			return nil, 0, err
 		}
 		t0 := time.Now()
-		w, inputs, err := r1cs.SynthesizePacked(c.Counts, build)
+		w, inputs, err := r1cs.SynthesizePacked(ctx, c.Counts, build)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s partition %d: synthesize: %w", c.Proof, k, err)
 		}

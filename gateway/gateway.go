@@ -25,6 +25,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/c2flow/c2flow/gateway/cuzkpb"
+	"github.com/c2flow/c2flow/internal/yield"
+	"github.com/c2flow/c2flow/job"
 	"github.com/c2flow/c2flow/scheme"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -68,7 +70,14 @@ type Config struct {
 	AdmissionWait, ReadTimeout, FirstByteTimeout time.Duration
 	PeerStreams, ClientCalls                     int
 	ClientUrgentPerMinute                        int
-	Log                                          *slog.Logger
+	// Gate, in a one-process stack (c2flow dev), is its worker's urgency
+	// gate: an admitted priority-1 request (WinningPoSt) holds it from its
+	// admission to its answer, so that the stack's lower-priority proving
+	// yields the cores to the request's whole path (storing its input,
+	// Temporal's tasks, the gateway's wait), not to its activities alone.
+	// Nil (a gateway of its own): nothing to hold.
+	Gate *yield.Gate
+	Log  *slog.Logger
 }
 
 // Server implements cuzkpb.ProvingEngineServer.
@@ -321,11 +330,24 @@ func (s *Server) prove(ctx context.Context, req *cuzkpb.SubmitProofRequest) (*cu
 	case err != nil:
 		return nil, err
 	}
+	if j.priority == job.PriorityUrgent {
+		defer s.urgent()()
+	}
 	res, err := s.await(ctx, j, 0, true)
 	if err == nil {
 		s.log.Info("cuzk Prove done", "request_id", req.GetRequestId(), "job", j.id(), "status", res.Status.String(), "error", res.ErrorMessage)
 	}
 	return res, err
+}
+
+// urgent holds the host's urgency gate (Config.Gate) while an admitted
+// priority-1 request is stored, started and awaited; it returns the
+// release.
+func (s *Server) urgent() (release func()) {
+	if s.cfg.Gate == nil {
+		return func() {}
+	}
+	return s.cfg.Gate.Hold()
 }
 
 // grpcError gives err a gRPC status: its own, or the context's.

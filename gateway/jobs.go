@@ -50,6 +50,9 @@ func (s *Server) start(ctx context.Context, req *cuzkpb.SubmitProofRequest, bloc
 	if asked != 0 {
 		s.log.Info("cuzk priority served within its kind's class", "kind", req.GetProofKind().String(), "asked", req.GetPriority().String(), "priority", prio, "request_id", quoteHead(req.GetRequestId()))
 	}
+	if prio == job.PriorityUrgent {
+		defer s.urgent()()
+	}
 	ref, raw := a.Ref, a.Input
 	j := proofJob{kind: kind, ref: ref, priority: prio, deadline: a.Policy.Deadline(ctx, blocking), timeouts: a.Policy.Timeouts()}
 	// A call whose deadline passed while its request was checked (a

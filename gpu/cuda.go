@@ -22,6 +22,8 @@ import (
 	icicle_ntt "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381/ntt"
 	icicle_vecops "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381/vecOps"
 	icicle_runtime "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/runtime"
+
+	"github.com/c2flow/c2flow/internal/yield"
 )
 
 // HasCUDA reports whether this build has the CUDA backend.
@@ -453,7 +455,8 @@ func (c *CUDA) msmStreamed(ctx context.Context, points []curve.G1Affine, scalars
 	cfg.AreBasesMontgomeryForm = true
 	out := make(icicle_core.HostSlice[icicle_bls.Projective], 1)
 	for lo := 0; lo < len(points); lo += step {
-		if err := ctx.Err(); err != nil {
+		// Between chunks: a checkpoint where urgent work comes first.
+		if err := yield.Point(ctx); err != nil {
 			return acc, err
 		}
 		hi := min(lo+step, len(points))

@@ -18,6 +18,8 @@ import (
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+
+	"github.com/c2flow/c2flow/internal/yield"
 )
 
 // Backend is one device's implementation of the device phase's operations.
@@ -43,6 +45,8 @@ type Backend interface {
 type CPU struct {
 	ID    int
 	Tasks int
+	// YieldChunk is the MSM chunk of yielding work (0: CPUYieldChunk).
+	YieldChunk int
 }
 
 // Name implements Backend.
@@ -57,11 +61,39 @@ func (c *CPU) MSMG1(ctx context.Context, points []curve.G1Affine, scalars []fr.E
 	if len(points) != len(scalars) {
 		return r, fmt.Errorf("msm g1: %d points, %d scalars", len(points), len(scalars))
 	}
-	if _, err := r.MultiExp(points, scalars, c.cfg()); err != nil {
+	chunk := len(points)
+	if yield.Yields(ctx) {
+		chunk = CPUYieldChunk
+		if c.YieldChunk > 0 {
+			chunk = c.YieldChunk
+		}
+	}
+	first := min(chunk, len(points))
+	if _, err := r.MultiExp(points[:first], scalars[:first], c.cfg()); err != nil {
 		return r, fmt.Errorf("msm g1: %w", err)
+	}
+	for lo := first; lo < len(points); lo += chunk {
+		if err := yield.Point(ctx); err != nil {
+			return r, err
+		}
+		hi := min(lo+chunk, len(points))
+		var part curve.G1Jac
+		if _, err := part.MultiExp(points[lo:hi], scalars[lo:hi], c.cfg()); err != nil {
+			return r, fmt.Errorf("msm g1: %w", err)
+		}
+		r.AddAssign(&part)
 	}
 	return r, nil
 }
+
+// CPUYieldChunk is how many points a CPU MSM of work that yields to urgent
+// work (yield.Yields) takes between checkpoints: gnark-crypto's MultiExp
+// cannot stop midway, and a 2KiB PoRep MSM (2.7M points) is 8 s of both
+// cores here. Measured on this 2-core box, a 2.7M-point MSM in chunks of
+// 1M points took 1.0% longer than whole, of 512K 4.5%
+// (docs/performance.md): a 512K chunk, about 1.5 s, bounds how long urgent
+// work waits for the cores.
+const CPUYieldChunk = 1 << 19
 
 func (c *CPU) cfg() ecc.MultiExpConfig { return ecc.MultiExpConfig{NbTasks: c.tasks()} }
 

@@ -56,7 +56,8 @@ func Faulted(dev Backend, err error) error {
 // yielding is an ordinary holder's device: every operation first waits
 // while an urgent phase holds the device, so the urgent phase has the
 // device (a CPU pseudo-device's cores, a GPU's SMs and memory) to itself
-// but for the operation in flight when it came.
+// but for the operation in flight when it came; and each is a checkpoint
+// of the host's urgency gate (yield.Point), where ctx carries one.
 type yielding struct {
 	Backend
 	s *Slots

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/c2flow/c2flow/internal/yield"
 )
 
 // ErrNoHealthyDevice is returned by Run when every device of the pool has
@@ -267,6 +269,9 @@ func (s *Slots) freeLaneLocked(d Backend) {
 // yield waits while an urgent phase holds the device named dev, or until
 // ctx ends.
 func (s *Slots) yield(ctx context.Context, dev string) error {
+	if err := yield.Point(ctx); err != nil {
+		return err
+	}
 	for {
 		s.mu.Lock()
 		if !s.urgent[dev] {

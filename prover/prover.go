@@ -34,6 +34,7 @@ import (
 	groth16bls "github.com/consensys/gnark/backend/groth16/bls12-381"
 
 	"github.com/c2flow/c2flow/gpu"
+	"github.com/c2flow/c2flow/internal/yield"
 	"github.com/c2flow/c2flow/prover/packed"
 )
 
@@ -262,12 +263,18 @@ func (p *Prover) Quotient(ctx context.Context, dev gpu.Held, sol *Solution) (*Qu
 	q := &Quotient{partition: sol.Partition, w: sol.W}
 	if p.EarlyG2 {
 		q.g2 = make(chan g2Result, 1)
-		go func() { q.g2 <- p.g2MSM(q.w) }()
+		go func() { q.g2 <- p.g2MSM(context.WithoutCancel(ctx), q.w) }()
 	}
 	p.Log.Info("GPU_START", "partition", sol.Partition, "device", dev.Name(), "bytes", sol.Bytes(), "queue_ms", dev.Queue.Milliseconds())
 	t0 := time.Now()
 	var evalNs atomic.Int64
+	y0 := yield.Waited(ctx)
 	fill := func(which, lo int, dst []fr.Element) error {
+		// Host work between device operations: a checkpoint where urgent
+		// work on the host comes first (yield.Point).
+		if err := yield.Point(ctx); err != nil {
+			return err
+		}
 		t := time.Now()
 		defer func() { evalNs.Add(int64(time.Since(t))) }()
 		return sys.Eval(which, q.w, lo, dst)
@@ -278,7 +285,7 @@ func (p *Prover) Quotient(ctx context.Context, dev gpu.Held, sol *Solution) (*Qu
 	}
 	sol.W = nil // the quotient holds the assignment now
 	q.h, q.nttTime = h, time.Since(t0)
-	q.busy = q.nttTime - time.Duration(evalNs.Load())
+	q.busy = q.nttTime - time.Duration(evalNs.Load()) - (yield.Waited(ctx) - y0)
 	return q, nil
 }
 
@@ -290,8 +297,9 @@ func (p *Prover) MSM(ctx context.Context, dev gpu.Held, q *Quotient) (*Partial, 
 	pt := &Partial{Partition: q.partition, Device: dev.Name(), QueueTime: dev.Queue, DeviceStart: dev.Start,
 		NTTTime: q.nttTime, BusyTime: q.busy, w: q.w, g2: q.g2}
 	msm := func(points []curve.G1Affine, scalars []fr.Element) (curve.G1Jac, error) {
-		t := time.Now()
-		defer func() { pt.BusyTime += time.Since(t) }()
+		// The device is not busy while the phase yields to urgent work.
+		t, y := time.Now(), yield.Waited(ctx)
+		defer func() { pt.BusyTime += time.Since(t) - (yield.Waited(ctx) - y) }()
 		return dev.MSMG1(ctx, points, scalars)
 	}
 	t1 := time.Now()
@@ -409,17 +417,34 @@ func msmPackedBuffered[P, J any, PJ interface {
 	return acc, nil
 }
 
-func (p *Prover) g2MSM(w *packed.Vector) g2Result {
-	t0 := time.Now()
+// g2MSM is the B-in-G2 MSM. Where ctx is work that yields to urgent work,
+// it runs in chunks of g2YieldChunk points with a checkpoint between.
+func (p *Prover) g2MSM(ctx context.Context, w *packed.Vector) g2Result {
+	t0, y0 := time.Now(), yield.Waited(ctx)
 	cfg := ecc.MultiExpConfig{NbTasks: runtime.NumCPU()}
-	buf := make([]fr.Element, min(p.chunk(), len(p.Keys.PK.G2.B)))
+	chunk := p.chunk()
+	if yield.Yields(ctx) {
+		chunk = min(chunk, g2YieldChunk)
+	}
+	buf := make([]fr.Element, min(chunk, len(p.Keys.PK.G2.B)))
+	first := true
 	bs, err := msmPacked(w, 0, p.Keys.PK.InfinityB, p.Keys.PK.G2.B, buf, func(points []curve.G2Affine, scalars []fr.Element) (curve.G2Jac, error) {
 		var r curve.G2Jac
+		if !first {
+			if err := yield.Point(ctx); err != nil {
+				return r, err
+			}
+		}
+		first = false
 		_, err := r.MultiExp(points, scalars, cfg)
 		return r, err
 	})
-	return g2Result{bs: bs, dur: time.Since(t0), err: err}
+	return g2Result{bs: bs, dur: time.Since(t0) - (yield.Waited(ctx) - y0), err: err}
 }
+
+// g2YieldChunk is gpu.CPUYieldChunk for G2 points, each about three times
+// a G1 point's work.
+const g2YieldChunk = gpu.CPUYieldChunk / 2
 
 // Finalize is the CPU finalize: the B-in-G2 MSM (unless it ran early) and the
 // proof assembly with fresh r, s. It holds no device slot. It leaves the
@@ -442,7 +467,10 @@ func (p *Prover) Finalize(ctx context.Context, pt *Partial) (*groth16bls.Proof, 
 			return nil, 0, ctx.Err()
 		}
 	default:
-		g2 = p.g2MSM(pt.w)
+		if err := yield.Point(ctx); err != nil {
+			return nil, 0, err
+		}
+		g2 = p.g2MSM(ctx, pt.w)
 	}
 	if g2.err == nil {
 		pt.g2done = &g2

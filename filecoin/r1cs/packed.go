@@ -1,10 +1,12 @@
 package r1cs
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/c2flow/c2flow/internal/yield"
 	"github.com/c2flow/c2flow/prover/packed"
 )
 
@@ -193,15 +195,20 @@ type Counts struct {
 // then aux) and the inputs. The inputs come first in the wire vector but
 // are allocated along the way: their slots are reserved as field elements
 // and set last. The circuit must have exactly the sizes n. No dense
-// vector of the circuit's size is made.
-func SynthesizePacked(n Counts, build func(*Witness) error) (*packed.Vector, []fr.Element, error) {
+// vector of the circuit's size is made. The build pauses at yield's
+// checkpoints every CheckpointEvery constraints, where ctx is work that
+// yields to urgent work, and ends with ctx's error if ctx ends.
+func SynthesizePacked(ctx context.Context, n Counts, build func(*Witness) error) (*packed.Vector, []fr.Element, error) {
 	b := packed.NewBuilder(n.Inputs + n.Aux)
 	var zero fr.Element
 	for range n.Inputs {
 		b.AppendOther(&zero)
 	}
-	wit := NewWitness(WitnessOptions{Pack: b, InputsHint: n.Inputs})
+	wit := NewWitness(WitnessOptions{Pack: b, InputsHint: n.Inputs, Checkpoint: func() error { return yield.Point(ctx) }})
 	if err := build(wit); err != nil {
+		if stopped := wit.Err(); stopped != nil && ctx.Err() != nil {
+			return nil, nil, stopped
+		}
 		return nil, nil, err
 	}
 	wit.AppendInputConstraints()

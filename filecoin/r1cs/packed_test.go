@@ -5,10 +5,12 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2flow/c2flow/internal/mapped"
+	"github.com/c2flow/c2flow/internal/yield"
 	"github.com/c2flow/c2flow/prover/packed"
 )
 
@@ -53,7 +55,7 @@ func TestPackedEvaluationMatchesDense(t *testing.T) {
 	}
 
 	// The packed synthesis.
-	w, inputs, err := SynthesizePacked(Counts{Inputs: len(dense.Inputs), Aux: len(dense.Aux), Constraints: len(dense.A)},
+	w, inputs, err := SynthesizePacked(context.Background(), Counts{Inputs: len(dense.Inputs), Aux: len(dense.Aux), Constraints: len(dense.A)},
 		func(pw *Witness) error { manyCubics(pw, n); return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +63,7 @@ func TestPackedEvaluationMatchesDense(t *testing.T) {
 	if len(inputs) != len(dense.Inputs) {
 		t.Fatalf("%d inputs", len(inputs))
 	}
-	if _, _, err := SynthesizePacked(Counts{Inputs: len(dense.Inputs), Aux: len(dense.Aux) + 1, Constraints: len(dense.A)},
+	if _, _, err := SynthesizePacked(context.Background(), Counts{Inputs: len(dense.Inputs), Aux: len(dense.Aux) + 1, Constraints: len(dense.A)},
 		func(pw *Witness) error { manyCubics(pw, n); return nil }); !errors.Is(err, ErrWrongAssignment) {
 		t.Fatalf("a circuit of other counts: %v", err)
 	}
@@ -176,7 +178,7 @@ func TestSystemSavedAndMapped(t *testing.T) {
 	if d, err := SystemDigest(m.System, m.Inputs); err != nil || d != digest {
 		t.Fatalf("mapped system's digest %s, %v", d, err)
 	}
-	w, _, err := SynthesizePacked(Counts{Inputs: shape.NumInputs, Aux: shape.NumAux, Constraints: shape.NumConstraints()},
+	w, _, err := SynthesizePacked(context.Background(), Counts{Inputs: shape.NumInputs, Aux: shape.NumAux, Constraints: shape.NumConstraints()},
 		func(pw *Witness) error { manyCubics(pw, 40); return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -201,5 +203,64 @@ func TestSystemSavedAndMapped(t *testing.T) {
 	}
 	if _, err := MapSystem(context.Background(), filepath.Join(dir, "other"), mapped.Stamps{}); !errors.Is(err, mapped.ErrBadFile) {
 		t.Fatalf("a file of another kind: %v", err)
+	}
+}
+
+// A packed synthesis pauses at yield's checkpoints: canceled, it stops
+// within CheckpointEvery constraints with the context's error, however
+// large the circuit; under a gate held by urgent work it waits there and
+// finishes, the same witness, once the gate opens.
+func TestSynthesisCheckpoints(t *testing.T) {
+	const n = CheckpointEvery / 2 // cubic enforces more than 2 constraints
+	counts := func() Counts {
+		c := NewCounter()
+		manyCubics(c, n)
+		st := c.Stats()
+		// SynthesizePacked appends bellperson's per-input constraints.
+		return Counts{Inputs: st.Inputs, Aux: st.Aux, Constraints: st.Constraints + st.Inputs}
+	}()
+	built := 0
+	build := func(w *Witness) error {
+		for x := range n {
+			cubic(w, uint64(x))
+			built = x + 1
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := SynthesizePacked(ctx, counts, build); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a canceled synthesis: %v", err)
+	}
+
+	g := yield.New(time.Millisecond, time.Minute)
+	release := g.Hold()
+	ctx = yield.Yielding(context.Background(), g)
+	type result struct {
+		w   *packed.Vector
+		err error
+	}
+	ch := make(chan result, 1)
+	built = 0
+	go func() {
+		w, _, err := SynthesizePacked(ctx, counts, build)
+		ch <- result{w, err}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case r := <-ch:
+		t.Fatalf("the synthesis went past a held gate: %v", r.err)
+	default:
+	}
+	if st := g.Stats(); st.Yields != 0 {
+		t.Fatalf("stats %+v before the release", st)
+	}
+	release()
+	r := <-ch
+	if r.err != nil || r.w.Len() != counts.Inputs+counts.Aux || built != n {
+		t.Fatalf("after the release: %v, %d wires, %d cubics built", r.err, r.w.Len(), built)
+	}
+	if st := g.Stats(); st.Yields != 1 {
+		t.Errorf("stats %+v: one checkpoint waited", st)
 	}
 }

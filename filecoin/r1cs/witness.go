@@ -23,6 +23,10 @@ type WitnessOptions struct {
 	// never a dense assignment). Neither ABC nor Check can be set with it:
 	// they evaluate LCs over a dense assignment.
 	Pack *packed.Builder
+	// Checkpoint, if set, is called every CheckpointEvery constraints (a
+	// long synthesis's pause points: cancellation, urgent work first); its
+	// first error stops the calls and is the witness's Err.
+	Checkpoint func() error
 	// InputsHint, AuxHint and ConstraintsHint preallocate capacity. For
 	// large circuits pass the exact sizes (a [Counter]'s or [Shape]'s
 	// Stats): growing multi-GiB slices by append copies them and briefly
@@ -51,7 +55,14 @@ type Witness struct {
 	failure    *UnsatisfiedError
 	overflow   error
 	scr        scratch
+	checkpoint func() error
+	stopped    error // the checkpoint's error
 }
+
+// CheckpointEvery is how many constraints a witness builds between
+// checkpoints (WitnessOptions.Checkpoint): about 30 ms of a Filecoin
+// synthesis on one core, so a pause comes soon and costs nothing.
+const CheckpointEvery = 1 << 16
 
 var _ System = (*Witness)(nil)
 
@@ -62,6 +73,8 @@ func NewWitness(opts WitnessOptions) *Witness {
 		abc:    opts.ABC,
 		check:  opts.Check,
 		pack:   opts.Pack,
+
+		checkpoint: opts.Checkpoint,
 	}
 	if w.pack == nil {
 		w.Aux = make([]fr.Element, 0, opts.AuxHint)
@@ -117,6 +130,9 @@ func (w *Witness) setOverflow(kind string) {
 func (w *Witness) Enforce(name string, a, b, c LC) {
 	idx := w.n
 	w.n++
+	if w.checkpoint != nil && w.n%CheckpointEvery == 0 && w.stopped == nil {
+		w.stopped = w.checkpoint()
+	}
 	if !w.abc && !w.check {
 		return
 	}
@@ -193,6 +209,9 @@ func (w *Witness) NumAux() int {
 // in check mode, an *[UnsatisfiedError] (wrapping [ErrUnsatisfied]) naming
 // the first unsatisfied constraint. It returns nil if there is none.
 func (w *Witness) Err() error {
+	if w.stopped != nil {
+		return w.stopped
+	}
 	if w.misuse != nil {
 		return w.misuse
 	}

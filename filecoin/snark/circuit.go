@@ -225,7 +225,7 @@ func (k *keys) synthesize(ctx context.Context, sec proved, part int, id string, 
 		return nil, err
 	}
 	t0 := time.Now()
-	w, inputs, err := r1cs.SynthesizePacked(r1cs.Counts(k.counts), build)
+	w, inputs, err := r1cs.SynthesizePacked(ctx, r1cs.Counts(k.counts), build)
 	if err != nil {
 		return nil, k.wrap(fmt.Errorf("synthesize %s: %w", id, err))
 	}

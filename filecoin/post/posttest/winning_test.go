@@ -55,7 +55,7 @@ func TestProveWinning32GiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	t1 := time.Now()
-	wires, _, err := r1cs.SynthesizePacked(r1cs.Counts{Inputs: counts.Inputs, Aux: counts.Aux, Constraints: counts.Constraints + counts.Inputs},
+	wires, _, err := r1cs.SynthesizePacked(context.Background(), r1cs.Counts{Inputs: counts.Inputs, Aux: counts.Aux, Constraints: counts.Constraints + counts.Inputs},
 		func(wb *r1cs.Witness) error { return circuit.SynthesizePoSt(wb, s, w) })
 	if err != nil {
 		t.Fatal(err)

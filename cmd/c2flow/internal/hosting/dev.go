@@ -262,7 +262,9 @@ func RunDev(ctx context.Context, args []string) error {
 	}
 	var cuzk string
 	if g.listen != "" {
-		l, done, err := g.start(ctx, s.Client, s.Temporal.Namespace(), s.Store, logs.Log)
+		// One process: the gateway's urgent requests hold the worker's
+		// gate, so its PoRep work yields to their whole path.
+		l, done, err := g.start(ctx, s.Client, s.Temporal.Namespace(), s.Store, s.Worker.Gate(), logs.Log)
 		if err != nil {
 			return err
 		}

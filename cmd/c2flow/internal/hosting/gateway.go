@@ -18,6 +18,7 @@ import (
 	"github.com/c2flow/c2flow/cmd/internal/cliflags"
 	"github.com/c2flow/c2flow/cmd/internal/procflags"
 	"github.com/c2flow/c2flow/gateway"
+	"github.com/c2flow/c2flow/internal/yield"
 	"github.com/c2flow/c2flow/registry"
 	"github.com/c2flow/c2flow/storage"
 )
@@ -85,8 +86,10 @@ func (g *gatewayFlags) absPaths() error {
 }
 
 // start opens the gateway's listener and serves it in the background
-// until ctx ends; the returned channel gives Serve's error.
-func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace string, store *storage.Store, log *slog.Logger) (net.Listener, <-chan error, error) {
+// until ctx ends; the returned channel gives Serve's error. gate is the
+// urgency gate of a worker in the same process (gateway.Config.Gate), or
+// nil.
+func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace string, store *storage.Store, gate *yield.Gate, log *slog.Logger) (net.Listener, <-chan error, error) {
 	tc, err := g.tlsConfig()
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +101,7 @@ func (g *gatewayFlags) start(ctx context.Context, c client.Client, namespace str
 		return nil, nil, fmt.Errorf("--client-calls %d, --client-urgent-per-minute %d: at least 1 each", g.clientCalls, g.clientUrgent)
 	}
 	cfg := gateway.Config{Temporal: c, Namespace: namespace, Store: store, Log: log, RequestBudget: g.memoryMiB << 20,
-		ClientCalls: g.clientCalls, ClientUrgentPerMinute: g.clientUrgent,
+		ClientCalls: g.clientCalls, ClientUrgentPerMinute: g.clientUrgent, Gate: gate,
 		Schemes: registry.Schemes(registry.Options{FilecoinParams: g.filecoinParams, Remote: store, Log: log})}
 	if g.forward != "" {
 		fw, conn, err := gateway.Dial(g.forward)
@@ -181,7 +184,7 @@ func RunGateway(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
-	l, done, err := g.start(ctx, c, tf.Namespace, store, log)
+	l, done, err := g.start(ctx, c, tf.Namespace, store, nil, log)
 	if err != nil {
 		return err
 	}
