@@ -8,6 +8,7 @@
 package gpu
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -63,10 +64,7 @@ func (c *CPU) MSMG1(ctx context.Context, points []curve.G1Affine, scalars []fr.E
 	}
 	chunk := len(points)
 	if yield.Yields(ctx) {
-		chunk = CPUYieldChunk
-		if c.YieldChunk > 0 {
-			chunk = c.YieldChunk
-		}
+		chunk = YieldChunk(len(points), cmp.Or(c.YieldChunk, CPUYieldChunk))
 	}
 	first := min(chunk, len(points))
 	if _, err := r.MultiExp(points[:first], scalars[:first], c.cfg()); err != nil {
@@ -86,14 +84,25 @@ func (c *CPU) MSMG1(ctx context.Context, points []curve.G1Affine, scalars []fr.E
 	return r, nil
 }
 
-// CPUYieldChunk is how many points a CPU MSM of work that yields to urgent
-// work (yield.Yields) takes between checkpoints: gnark-crypto's MultiExp
-// cannot stop midway, and a 2KiB PoRep MSM (2.7M points) is 8 s of both
-// cores here. Measured on this 2-core box, a 2.7M-point MSM in chunks of
-// 1M points took 1.0% longer than whole, of 512K 4.5%
-// (docs/performance.md): a 512K chunk, about 1.5 s, bounds how long urgent
-// work waits for the cores.
-const CPUYieldChunk = 1 << 19
+// CPUYieldChunk is about how many points a CPU MSM of work that yields to
+// urgent work (yield.Yields) takes between checkpoints: gnark-crypto's
+// MultiExp cannot stop midway, and a 2KiB PoRep MSM (2.7M points) is 3.5
+// s of both cores here. Measured on this 2-core box, a 2.7M-point MSM in
+// chunks of 1M points took 1.0% longer than whole, of 512K 4.5%, and
+// 512K chunks made the 2KiB pipeline's MSMs 20% slower beside its
+// syntheses (docs/performance.md).
+const CPUYieldChunk = 1 << 20
+
+// YieldChunk splits an MSM of n points into equal chunks of at most about
+// max points (a 2.7M-point MSM in three of 0.9M, not two of 1M and a
+// 0.7M tail).
+func YieldChunk(n, max int) int {
+	if n <= max {
+		return n
+	}
+	k := (n + max - 1) / max
+	return (n + k - 1) / k
+}
 
 func (c *CPU) cfg() ecc.MultiExpConfig { return ecc.MultiExpConfig{NbTasks: c.tasks()} }
 

@@ -418,13 +418,14 @@ func msmPackedBuffered[P, J any, PJ interface {
 }
 
 // g2MSM is the B-in-G2 MSM. Where ctx is work that yields to urgent work,
-// it runs in chunks of g2YieldChunk points with a checkpoint between.
+// it runs in chunks of about gpu.CPUYieldChunk points with a checkpoint
+// between.
 func (p *Prover) g2MSM(ctx context.Context, w *packed.Vector) g2Result {
 	t0, y0 := time.Now(), yield.Waited(ctx)
 	cfg := ecc.MultiExpConfig{NbTasks: runtime.NumCPU()}
 	chunk := p.chunk()
 	if yield.Yields(ctx) {
-		chunk = min(chunk, g2YieldChunk)
+		chunk = gpu.YieldChunk(min(chunk, len(p.Keys.PK.G2.B)), gpu.CPUYieldChunk)
 	}
 	buf := make([]fr.Element, min(chunk, len(p.Keys.PK.G2.B)))
 	first := true
@@ -442,9 +443,6 @@ func (p *Prover) g2MSM(ctx context.Context, w *packed.Vector) g2Result {
 	return g2Result{bs: bs, dur: time.Since(t0) - (yield.Waited(ctx) - y0), err: err}
 }
 
-// g2YieldChunk is gpu.CPUYieldChunk for G2 points, each about three times
-// a G1 point's work.
-const g2YieldChunk = gpu.CPUYieldChunk / 2
 
 // Finalize is the CPU finalize: the B-in-G2 MSM (unless it ran early) and the
 // proof assembly with fresh r, s. It holds no device slot. It leaves the
