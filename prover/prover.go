@@ -443,7 +443,6 @@ func (p *Prover) g2MSM(ctx context.Context, w *packed.Vector) g2Result {
 	return g2Result{bs: bs, dur: time.Since(t0) - (yield.Waited(ctx) - y0), err: err}
 }
 
-
 // Finalize is the CPU finalize: the B-in-G2 MSM (unless it ran early) and the
 // proof assembly with fresh r, s. It holds no device slot. It leaves the
 // partial intact, so a failed Finalize can be retried, but two Finalize calls

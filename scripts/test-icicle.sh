@@ -27,7 +27,7 @@ mkdir -p .c2flow
 log=.c2flow/test-icicle.log
 echo "icicle device $typ: $want cuda-tagged tests in ${pkgs[*]} (log: $log)"
 set +e
-go test -tags cuda -count=1 -v -timeout 20m -run '^TestCUDA' "${pkgs[@]}" 2>&1 | tee "$log" |
+go test -tags cuda -count=1 -v -timeout 40m -run '^TestCUDA' "${pkgs[@]}" 2>&1 | tee "$log" |
 	grep --line-buffered -E '^(=== RUN|--- |ok |FAIL|panic)|_test\.go:[0-9]+:'
 rc=${PIPESTATUS[0]}
 set -e
