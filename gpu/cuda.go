@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"strings"
 	"sync"
 	"time"
@@ -608,13 +609,18 @@ func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, k nttKind
 			return nil
 		}
 		defer dev.Free()
+		onDevice := coset
+		if coset && k == forwardNTT && len(v) > maxDeviceForwardCoset {
+			cosetBitReversed(v, d.FrMultiplicativeGen)
+			onDevice = false
+		}
 		if err := upload(k.name+" vector", dev, v); err != nil {
 			return err
 		}
 		if err := ierr(k.name+" input from Montgomery form", icicle_bls.FromMontgomery(dev)); err != nil {
 			return err
 		}
-		if err := c.transform(d, dev, k, coset); err != nil {
+		if err := c.transform(d, dev, k, onDevice); err != nil {
 			return err
 		}
 		if err := ierr(k.name+" output to Montgomery form", icicle_bls.ToMontgomery(dev)); err != nil {
@@ -634,6 +640,32 @@ func (c *CUDA) ntt(ctx context.Context, d *fft.Domain, v []fr.Element, k nttKind
 		return cpu.INTT(ctx, d, v, coset)
 	}
 	return cpu.NTT(ctx, d, v, coset)
+}
+
+// maxDeviceForwardCoset is the largest forward NTT icicle is given on a
+// coset. Above 2^22, ICICLE v3.2.2's CPU backend multiplies the input by
+// the coset's powers at the wrong positions (ntt_cpu.h, coset_mul's index
+// remapping for logn > HIERARCHY_1, 22): every element of a 2^23 coset
+// NTT of bit-reversed input differed from gnark's, and a 512MiB PoRep
+// proof made over it did not verify. Whether the CUDA backend shares the
+// fault is untested (no GPU here), so every device type takes the coset
+// from the host above it (cosetBitReversed): n multiplications, and the
+// device quotient leaves such domains to HostQuotient.
+const maxDeviceForwardCoset = 1 << 22
+
+// cosetBitReversed multiplies v, a polynomial's coefficients in
+// bit-reversed order, by the powers of g: coefficient i, at position
+// rev(i), by g^i. A plain forward NTT of the result is the NTT on the
+// coset of g.
+func cosetBitReversed(v []fr.Element, g fr.Element) {
+	logN := bits.TrailingZeros(uint(len(v)))
+	var w fr.Element
+	w.SetOne()
+	for i := range v {
+		p := bits.Reverse64(uint64(i)) >> (64 - logN)
+		v[p].Mul(&v[p], &w)
+		w.Mul(&w, &g)
+	}
 }
 
 // INTT implements Backend: natural order in, bit-reversed out (gnark's DIF).
@@ -665,7 +697,9 @@ func (c *CUDA) Quotient(ctx context.Context, d *fft.Domain, fill Fill) (h []fr.E
 	n := int(d.Cardinality)
 	size := 2 * int64(n) * scalarBytes
 	c.mu.Lock()
-	onDevice := c.taken()+size <= c.limit
+	// Its forward NTTs are on a coset: above maxDeviceForwardCoset the
+	// host applies the coset, between the device's transforms.
+	onDevice := c.taken()+size <= c.limit && n <= maxDeviceForwardCoset
 	if onDevice {
 		c.working += size
 	}
@@ -805,7 +839,11 @@ func (c *CUDA) logQuotient(n int, size int64, onDevice bool) {
 	}
 	c.quotients[k] = true
 	msg := "quotient on the device"
-	if !onDevice {
+	switch {
+	case onDevice:
+	case n > maxDeviceForwardCoset:
+		msg = "quotient on the host over the device's transforms (its domain is above 2^22: the host applies the coset)"
+	default:
 		msg = "quotient on the host (its two vectors do not fit the device memory limit)"
 	}
 	c.log.Info(msg, "domain", n, "bytes", size, "resident_bytes", c.used, "working_bytes", c.working, "limit_bytes", c.limit)

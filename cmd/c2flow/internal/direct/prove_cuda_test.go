@@ -59,21 +59,8 @@ func TestCUDAProveLogsDeviceMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	c1, out := c1s[0], filepath.Join(dir, "1.c2")
-	stderr, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The command logs to os.Stderr.
-	saved := os.Stderr
-	os.Stderr = stderr
-	err = RunProve(ctx, []string{"--c1", c1, "--out", out, "--params", paramstest.Dir(), "--backend", "cuda", "--devices", "0",
-		"--device-memory", fmt.Sprint(limit), "--log-level", "info"})
-	os.Stderr = saved
-	stderr.Close()
-	logged, rerr := os.ReadFile(stderr.Name())
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
+	logged, err := runProveLogged(t, "--c1", c1, "--out", out, "--params", paramstest.Dir(), "--backend", "cuda", "--devices", "0",
+		"--device-memory", fmt.Sprint(limit), "--log-level", "info")
 	t.Logf("c2flow prove's stderr:\n%s", logged)
 	if err != nil {
 		t.Fatalf("prove --backend cuda on %s: %v", typ, err)
@@ -81,7 +68,7 @@ func TestCUDAProveLogsDeviceMemory(t *testing.T) {
 	if _, err := os.Stat(out); err != nil {
 		t.Fatalf("no verified C2 written: %v", err)
 	}
-	log := string(logged)
+	log := logged
 	for _, want := range []string{
 		fmt.Sprintf(`msg="device memory" device=\S+/0 type=%s limit_bytes=%d `, typ, limit),
 		fmt.Sprintf(`msg="msm bases resident on the device" device=\S+/0 points=%d `, len(pk.G1.A)),
@@ -100,4 +87,24 @@ func TestCUDAProveLogsDeviceMemory(t *testing.T) {
 			t.Errorf("no streamed line for the base set of %d points (streamed: %v)", len(set), streamed)
 		}
 	}
+}
+
+// runProveLogged runs c2flow prove with args and returns what it logged
+// (it logs to os.Stderr) and its error.
+func runProveLogged(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = stderr
+	err = RunProve(context.Background(), args)
+	os.Stderr = saved
+	stderr.Close()
+	logged, rerr := os.ReadFile(stderr.Name())
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	return string(logged), err
 }
