@@ -23,8 +23,6 @@ import (
 	icicle_ntt "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381/ntt"
 	icicle_vecops "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/curves/bls12381/vecOps"
 	icicle_runtime "github.com/ingonyama-zk/icicle-gnark/v3/wrappers/golang/runtime"
-
-	"github.com/c2flow/c2flow/internal/yield"
 )
 
 // HasCUDA reports whether this build has the CUDA backend.
@@ -456,8 +454,10 @@ func (c *CUDA) msmStreamed(ctx context.Context, points []curve.G1Affine, scalars
 	cfg.AreBasesMontgomeryForm = true
 	out := make(icicle_core.HostSlice[icicle_bls.Projective], 1)
 	for lo := 0; lo < len(points); lo += step {
-		// Between chunks: a checkpoint where urgent work comes first.
-		if err := yield.Point(ctx); err != nil {
+		// No yield.Point here: the chunks run holding c.mu, which an
+		// urgent phase's operations on this device need. The ordinary
+		// holder yields before each operation (Slots.yield).
+		if err := ctx.Err(); err != nil {
 			return acc, err
 		}
 		hi := min(lo+step, len(points))
