@@ -325,9 +325,7 @@ func async[T any](ctx context.Context, f func() (T, error), after func(v T, err 
 // host's Budget.
 func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
 	// The ordinary queue is priority 2 and below's (job.SynthQueue).
-	ctx, done := h.urgency(ctx, job.PriorityUrgent+1)
-	defer done()
-	out, err := h.synthesizeWithin(ctx, in, h.Budget)
+	out, err := h.synthesizeWithin(ctx, in, h.Budget, job.PriorityUrgent+1)
 	return out, h.observe(ctx, job.ActSynthesize, err)
 }
 
@@ -336,13 +334,11 @@ func (h *Host) Synthesize(ctx context.Context, in job.SynthInput) (job.SynthOutp
 // than the whole reserve (a priority-1 32GiB PoRep) waits for the main
 // budget instead, as it would on the ordinary queue.
 func (h *Host) SynthesizeUrgent(ctx context.Context, in job.SynthInput) (job.SynthOutput, error) {
-	ctx, done := h.urgency(ctx, job.PriorityUrgent)
-	defer done()
 	b := h.urgentBudget()
 	if n, err := h.Phases.PartitionBytes(ctx, in.Ref); err == nil && !b.fits(n) {
 		b = h.Budget
 	}
-	out, err := h.synthesizeWithin(ctx, in, b)
+	out, err := h.synthesizeWithin(ctx, in, b, job.PriorityUrgent)
 	return out, h.observe(ctx, job.ActSynthesize, err)
 }
 
@@ -366,7 +362,7 @@ func (h *Host) urgency(ctx context.Context, priority int) (_ context.Context, do
 }
 
 // synthesizeWithin is synthesize under the activity's heartbeat.
-func (h *Host) synthesizeWithin(ctx context.Context, in job.SynthInput, budget *Budget) (job.SynthOutput, error) {
+func (h *Host) synthesizeWithin(ctx context.Context, in job.SynthInput, budget *Budget, priority int) (job.SynthOutput, error) {
 	t0 := time.Now()
 	ctx, stop := h.heartbeat(ctx, func() any {
 		return fmt.Sprintf("synthesizing %d/%d for %v", in.SectorID, in.Partition, time.Since(t0).Round(time.Second))
@@ -379,11 +375,11 @@ func (h *Host) synthesizeWithin(ctx context.Context, in job.SynthInput, budget *
 		return job.SynthOutput{}, err
 	}
 	defer cancel()
-	out, err := h.synthesize(ctx, in, budget)
+	out, err := h.synthesize(ctx, in, budget, priority)
 	return out, overDeadline(ctx, in.Deadline, op, err)
 }
 
-func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget) (job.SynthOutput, error) {
+func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget, priority int) (job.SynthOutput, error) {
 	if err := h.pause(ctx, "synth"); err != nil {
 		return job.SynthOutput{}, err
 	}
@@ -401,6 +397,11 @@ func (h *Host) synthesize(ctx context.Context, in job.SynthInput, budget *Budget
 			budget.Giveback(n)
 		}
 	}()
+	// Priority 1 holds the gate from here, its budget share taken: held
+	// while it waited for the share, lower-priority syntheses would pause
+	// holding the shares it waits for (where it has no reserve of its own).
+	ctx, done := h.urgency(ctx, priority)
+	defer done()
 	if err := yield.Point(ctx); err != nil {
 		return job.SynthOutput{}, err
 	}
