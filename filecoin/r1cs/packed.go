@@ -197,7 +197,8 @@ type Counts struct {
 // and set last. The circuit must have exactly the sizes n. No dense
 // vector of the circuit's size is made. The build pauses at yield's
 // checkpoints every CheckpointEvery constraints, where ctx is work that
-// yields to urgent work, and ends with ctx's error if ctx ends.
+// yields to urgent work, and ends with ctx's error if ctx ends while it
+// waits there.
 func SynthesizePacked(ctx context.Context, n Counts, build func(*Witness) error) (*packed.Vector, []fr.Element, error) {
 	b := packed.NewBuilder(n.Inputs + n.Aux)
 	var zero fr.Element

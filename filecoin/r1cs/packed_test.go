@@ -206,10 +206,10 @@ func TestSystemSavedAndMapped(t *testing.T) {
 	}
 }
 
-// A packed synthesis pauses at yield's checkpoints: canceled, it stops
-// within CheckpointEvery constraints with the context's error, however
-// large the circuit; under a gate held by urgent work it waits there and
-// finishes, the same witness, once the gate opens.
+// A packed synthesis pauses at yield's checkpoints: canceled while it
+// waits at one, it stops there with the context's error; under a gate
+// held by urgent work it waits and finishes, the same witness, once the
+// gate opens.
 func TestSynthesisCheckpoints(t *testing.T) {
 	const n = CheckpointEvery / 2 // cubic enforces more than 2 constraints
 	counts := func() Counts {
@@ -227,15 +227,21 @@ func TestSynthesisCheckpoints(t *testing.T) {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, _, err := SynthesizePacked(ctx, counts, build); !errors.Is(err, context.Canceled) {
-		t.Fatalf("a canceled synthesis: %v", err)
-	}
-
 	g := yield.New(time.Millisecond, time.Minute)
+	{
+		// Canceled while it waits at a checkpoint: it stops there.
+		release := g.Hold()
+		ctx, cancel := context.WithCancel(yield.Yielding(context.Background(), g))
+		cancel()
+		if _, _, err := SynthesizePacked(ctx, counts, build); !errors.Is(err, context.Canceled) {
+			t.Fatalf("a synthesis canceled at a checkpoint: %v", err)
+		}
+		release()
+		time.Sleep(20 * time.Millisecond) // the linger
+	}
+	g = yield.New(time.Millisecond, time.Minute)
 	release := g.Hold()
-	ctx = yield.Yielding(context.Background(), g)
+	ctx := yield.Yielding(context.Background(), g)
 	type result struct {
 		w   *packed.Vector
 		err error
