@@ -263,7 +263,10 @@ func (p *Prover) Quotient(ctx context.Context, dev gpu.Held, sol *Solution) (*Qu
 	q := &Quotient{partition: sol.Partition, w: sol.W}
 	if p.EarlyG2 {
 		q.g2 = make(chan g2Result, 1)
-		go func() { q.g2 <- p.g2MSM(context.WithoutCancel(ctx), q.w) }()
+		// Not the phase's ctx: this G2 MSM runs beside the device phase,
+		// and its yields would be subtracted from the phase's busy time
+		// (yield.Waited counts per piece of work). It runs whole, as before.
+		go func() { q.g2 <- p.g2MSM(context.Background(), q.w) }()
 	}
 	p.Log.Info("GPU_START", "partition", sol.Partition, "device", dev.Name(), "bytes", sol.Bytes(), "queue_ms", dev.Queue.Milliseconds())
 	t0 := time.Now()
